@@ -1,0 +1,177 @@
+"""Configuration: frozen dataclasses inside, validated files, flags and environment at the edges.
+
+Every tunable has a default and a help text (the ``help`` metadata of its field), which become the
+command-line help of the scripts configured by the dataclass (:func:`add_dataclass_args`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import types
+import typing
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import yaml
+
+from governor.errors import ConfigError, expected
+
+C = TypeVar("C")
+
+ARBITRATION_MODES = ("intersection", "majority", "weighted")
+
+
+def option(default: Any, help: str, **kwargs: Any) -> Any:
+    """A dataclass field with a default and a help text."""
+    if isinstance(default, (dict, list, set)):
+        value = default
+        return dataclasses.field(default_factory=lambda: type(value)(value), metadata={"help": help}, **kwargs)
+    return dataclasses.field(default=default, metadata={"help": help}, **kwargs)
+
+
+@dataclasses.dataclass(frozen=True)
+class ObserverConfig:
+    """Bounds and arbitration of the runtime loop."""
+
+    n_candidates: int = option(1, "candidates the base policy proposes per attempt")
+    max_regenerations: int = option(3, "regenerations with forced feedback before the fallback")
+    time_budget_s: float | None = option(
+        30.0, "seconds a step may take before the fallback (None: unbounded)"
+    )
+    fallback_budget_s: float = option(5.0, "seconds the fallback itself may take")
+    arbitration: Literal["intersection", "majority", "weighted"] = option(
+        "intersection", "how verdicts combine: intersection, majority or weighted"
+    )
+    weights: Mapping[str, float] = option({}, "constraint name -> weight (weighted voting)")
+    quorum: float = option(0.5, "weighted voting: fraction of the total weight a candidate needs")
+    min_confidence: float = option(0.0, "tau: reject when the best admissible confidence is below")
+    stop_on_repeat: bool = option(True, "go to the fallback early when the same violation repeats")
+
+    def __post_init__(self) -> None:
+        check_range("n_candidates", self.n_candidates, 1, 64)
+        check_range("max_regenerations", self.max_regenerations, 0, 32)
+        if self.time_budget_s is not None:
+            check_range("time_budget_s", self.time_budget_s, 1e-6, 3600.0)
+        check_range("fallback_budget_s", self.fallback_budget_s, 1e-6, 3600.0)
+        if self.arbitration not in ARBITRATION_MODES:
+            raise ConfigError(f"arbitration: {expected(' or '.join(ARBITRATION_MODES), self.arbitration)}")
+        check_range("quorum", self.quorum, 0.0, 1.0)
+        check_range("min_confidence", self.min_confidence, 0.0, 1.0)
+        for name, weight in self.weights.items():
+            check_range(f"weights[{name}]", weight, 0.0, 1e9)
+
+
+@dataclasses.dataclass(frozen=True)
+class BackendConfig:
+    """Where an OpenAI-compatible endpoint is and how patiently to talk to it."""
+
+    base_url: str | None = option(None, "endpoint base URL, e.g. http://127.0.0.1:8000/v1")
+    model: str | None = option(None, "model name sent with every request")
+    api_key: str | None = option(None, "bearer token (never printed)", repr=False)
+    timeout_s: float = option(60.0, "seconds to wait for one HTTP answer")
+    max_retries: int = option(2, "retries after a timeout, a 429 or a 5xx (0: none)")
+    backoff_s: float = option(0.5, "first retry delay; doubles each retry")
+
+    def __post_init__(self) -> None:
+        check_range("timeout_s", self.timeout_s, 1e-3, 3600.0)
+        check_range("max_retries", self.max_retries, 0, 10)
+        check_range("backoff_s", self.backoff_s, 0.0, 60.0)
+        if self.base_url is not None and not self.base_url.startswith(("http://", "https://")):
+            raise ConfigError(f"base_url: {expected('an http:// or https:// URL', self.base_url)}")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> BackendConfig:
+        """GOVERNOR_BASE_URL, GOVERNOR_MODEL and GOVERNOR_API_KEY, overridden by non-None flags."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {
+            "base_url": env.get("GOVERNOR_BASE_URL") or None,
+            "model": env.get("GOVERNOR_MODEL") or None,
+            "api_key": env.get("GOVERNOR_API_KEY") or None,
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    @property
+    def configured(self) -> bool:
+        return self.base_url is not None and self.model is not None
+
+
+def check_range(name: str, value: Any, low: float, high: float) -> None:
+    """Raise a ConfigError unless ``low <= value <= high`` (bools are not numbers here)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise ConfigError(f"{name}: {expected(f'a number in [{low:g}, {high:g}]', value)}")
+
+
+def load_mapping(path: str | Path) -> dict[str, Any]:
+    """Read a YAML or JSON file holding one mapping."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+    try:
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: {expected('a mapping at the top level', type(data).__name__)}")
+    return data
+
+
+def from_mapping(cls: type[C], data: Mapping[str, Any], where: str = "config") -> C:
+    """Build a config dataclass from a mapping, naming unknown keys and bad values."""
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; expected some of {', '.join(sorted(names))}")
+    try:
+        return cls(**data)
+    except TypeError as exc:
+        raise ConfigError(f"{where}: {exc}") from exc
+
+
+def add_dataclass_args(parser: argparse.ArgumentParser, cls: type[Any]) -> None:
+    """One ``--flag`` per field of ``cls``; the field's help metadata becomes the flag's help."""
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        kind = hints[f.name]
+        flag = "--" + f.name.replace("_", "-")
+        default = f.default if f.default is not dataclasses.MISSING else None
+        text = f.metadata.get("help", "")
+        choices = _literal_choices(kind)
+        if kind is bool:
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=f"{text} (default: {default})")
+        elif choices:
+            parser.add_argument(flag, choices=choices, default=None, help=f"{text} (default: {default})")
+        elif _scalar(kind) in (int, float, str):
+            parser.add_argument(flag, type=_scalar(kind), default=None, metavar=_scalar(kind).__name__.upper(), help=f"{text} (default: {default})")
+
+
+def dataclass_from_args(cls: type[C], args: argparse.Namespace, **base: Any) -> C:
+    """The dataclass with every flag the user gave applied over ``base`` and the defaults."""
+    values = dict(base)
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        value = getattr(args, f.name, None)
+        if value is not None:
+            values[f.name] = value
+    return cls(**values)
+
+
+def _literal_choices(kind: Any) -> list[str] | None:
+    if typing.get_origin(kind) is Literal:
+        return [str(v) for v in typing.get_args(kind)]
+    return None
+
+
+def _scalar(kind: Any) -> Any:
+    """``int`` for ``int | None`` and the like; the type itself otherwise."""
+    if typing.get_origin(kind) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(kind) if a is not type(None)]
+        return args[0] if len(args) == 1 else None
+    return kind

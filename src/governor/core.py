@@ -1,0 +1,427 @@
+"""The core types of governor: one loop, and what flows through it.
+
+A base :class:`Policy` proposes :class:`Candidate` actions for a :class:`Trajectory`; every
+:class:`Constraint` judges each candidate with a :class:`Verdict`; the observer's arbiter turns the
+verdicts into a :class:`Decision` (execute, execute with implicit feedback, regenerate with forced
+:class:`Feedback`, fallback, defer, abort); after the environment moves, each constraint commits
+the executed :class:`Step` into its own slot of the trajectory's memory.
+
+Every LLM call made anywhere inside a metered scope is counted (:func:`metered`,
+:func:`record_llm_call`): backends record their calls themselves, so a constraint cannot make a
+hidden one.
+
+All types here are frozen. A trajectory is an immutable snapshot; a what-if check reads it and
+never changes it.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import math
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from enum import IntEnum, StrEnum
+from types import MappingProxyType
+from typing import Any, Generic, TypeVar
+
+from governor.errors import GuardTimeout
+
+A = TypeVar("A")
+T = TypeVar("T")
+
+# --------------------------------------------------------------------------- LLM call accounting
+
+
+@dataclass(frozen=True)
+class Usage:
+    """LLM calls and tokens; added up per stage, per step, per episode."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.calls + other.calls,
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.seconds + other.seconds,
+        )
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class UsageMeter:
+    """A thread-safe running total of the LLM calls recorded while it is active."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._total = Usage()
+
+    def add(self, usage: Usage) -> None:
+        with self._lock:
+            self._total = self._total + usage
+
+    @property
+    def total(self) -> Usage:
+        return self._total
+
+
+_ACTIVE_METERS: contextvars.ContextVar[tuple[UsageMeter, ...]] = contextvars.ContextVar(
+    "governor_active_meters", default=()
+)
+
+
+@contextmanager
+def metered() -> Iterator[UsageMeter]:
+    """Count every LLM call made inside the block (nested meters all see the call)."""
+    meter = UsageMeter()
+    token = _ACTIVE_METERS.set((*_ACTIVE_METERS.get(), meter))
+    try:
+        yield meter
+    finally:
+        _ACTIVE_METERS.reset(token)
+
+
+def record_llm_call(usage: Usage) -> None:
+    """Called by every backend once per model call; adds it to all active meters."""
+    for meter in _ACTIVE_METERS.get():
+        meter.add(usage)
+
+
+def call_with_deadline(fn: Callable[[], T], timeout_s: float | None, what: str) -> T:
+    """Run ``fn`` and return its result, or raise :class:`GuardTimeout` after ``timeout_s``.
+
+    With a timeout the call runs in a daemon thread carrying this context (so its LLM calls are
+    still counted); a call that overruns is abandoned, not killed, and its result is ignored.
+    """
+    if timeout_s is None:
+        return fn()
+    if timeout_s <= 0:
+        raise GuardTimeout(f"{what}: no time left in the step's budget")
+    box: dict[str, Any] = {}
+    ctx = contextvars.copy_context()
+
+    def run() -> None:
+        try:
+            box["value"] = ctx.run(fn)
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, name=f"governor-{what}", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    if worker.is_alive():
+        raise GuardTimeout(f"{what}: expected an answer within {timeout_s:.3g} s, found none")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+class Severity(IntEnum):
+    """How much a violation matters; feedback mentions the most severe first."""
+
+    LOW = 0
+    MEDIUM = 1
+    HIGH = 2
+    CRITICAL = 3
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One constraint's judgement of one candidate action.
+
+    ``deviation`` >= 0 is the distance past the constraint's boundary (0 when satisfied); an
+    admissible verdict with a positive deviation was accepted within the constraint's tolerance
+    and carries implicit feedback. ``margin`` is the signed distance to the boundary when known
+    (a safety value, a distance to failure). ``error`` is set when the check itself failed; such a
+    verdict is never admissible. Build verdicts with the named constructors.
+    """
+
+    constraint: str
+    admissible: bool
+    deviation: float = 0.0
+    margin: float | None = None
+    confidence: float = 1.0
+    descriptor: str = ""
+    severity: Severity = Severity.MEDIUM
+    error: str | None = None
+
+    def __post_init__(self) -> None:
+        if not (self.deviation >= 0.0 and math.isfinite(self.deviation)):
+            raise ValueError(f"verdict deviation: expected a finite number >= 0, found {self.deviation!r}")
+        if not 0.0 <= self.confidence <= 1.0:
+            raise ValueError(f"verdict confidence: expected a number in [0, 1], found {self.confidence!r}")
+        if self.margin is not None and math.isnan(self.margin):
+            raise ValueError("verdict margin: expected a number or None, found NaN")
+        if self.error is not None and self.admissible:
+            raise ValueError("a verdict whose check failed cannot be admissible")
+
+    @classmethod
+    def allow(
+        cls,
+        constraint: str,
+        *,
+        margin: float | None = None,
+        deviation: float = 0.0,
+        confidence: float = 1.0,
+        descriptor: str = "",
+        severity: Severity = Severity.LOW,
+    ) -> Verdict:
+        """Admissible; a positive ``deviation`` means "within tolerance" and asks for implicit feedback."""
+        return cls(constraint, True, deviation, margin, confidence, descriptor, severity)
+
+    @classmethod
+    def reject(
+        cls,
+        constraint: str,
+        deviation: float,
+        descriptor: str,
+        *,
+        margin: float | None = None,
+        confidence: float = 1.0,
+        severity: Severity = Severity.HIGH,
+    ) -> Verdict:
+        """Inadmissible: ``deviation`` past the boundary, explained by ``descriptor``."""
+        return cls(constraint, False, deviation, margin, confidence, descriptor, severity)
+
+    @classmethod
+    def from_margin(
+        cls, constraint: str, margin: float, *, threshold: float = 0.0, descriptor: str = ""
+    ) -> Verdict:
+        """Admissible iff ``margin > threshold`` (a safety monitor's switching rule)."""
+        if margin > threshold:
+            return cls.allow(constraint, margin=margin, descriptor=descriptor)
+        return cls.reject(constraint, threshold - margin, descriptor, margin=margin)
+
+    @classmethod
+    def failed(cls, constraint: str, error: BaseException | str) -> Verdict:
+        """The check could not be made: inadmissible, with the error recorded (fail closed)."""
+        text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+        return cls(
+            constraint, False, 0.0, None, 0.0, f"check failed: {text}", Severity.CRITICAL, text
+        )
+
+    @property
+    def needs_feedback(self) -> bool:
+        """Accepted, but past the boundary within tolerance: worth an implicit note."""
+        return self.admissible and self.deviation > 0.0
+
+
+# --------------------------------------------------------------------------- candidates, steps
+
+
+@dataclass(frozen=True)
+class Candidate(Generic[A]):
+    """An action proposed by a policy, with the raw text it came from when a model wrote it.
+
+    A candidate whose ``error`` is set could not be turned into an action (a reply that is not a
+    valid choice); it is inadmissible without being shown to any constraint.
+    """
+
+    action: A | None
+    text: str | None = None
+    error: str | None = None
+    logprob: float | None = None
+
+    @classmethod
+    def invalid(cls, text: str | None, error: str) -> Candidate[Any]:
+        return cls(None, text, error)
+
+    @property
+    def valid(self) -> bool:
+        return self.error is None and self.action is not None
+
+
+class FeedbackKind(StrEnum):
+    IMPLICIT = "implicit"  # rides along with an accepted action, for the next proposal
+    FORCED = "forced"  # asks the policy to regenerate now
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """What the observer tells the base policy, built from verdict descriptors."""
+
+    kind: FeedbackKind
+    text: str
+    constraints: tuple[str, ...] = ()
+
+
+class DecisionKind(StrEnum):
+    EXECUTE = "execute"
+    EXECUTE_WITH_FEEDBACK = "execute_with_feedback"
+    REGENERATE = "regenerate"
+    FALLBACK = "fallback"
+    DEFER = "defer"
+    ABORT = "abort"
+
+
+class RejectionCause(StrEnum):
+    """Why a set of candidates was not executed (the journal paper, section 5.5)."""
+
+    EMPTY = "empty_admissible_set"
+    LOW_CONFIDENCE = "low_confidence"
+    CONFLICT = "conflicting_constraints"
+    TIMEOUT = "time_budget_exceeded"
+    ERROR = "stage_error"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One executed step: what was seen, what was done, what came of it."""
+
+    observation: Any
+    action: Any
+    next_observation: Any
+    decision: DecisionKind
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CommitFailure:
+    """Stands in a constraint's memory slot after its commit failed; it then rejects everything."""
+
+    error: str
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """The interaction state: executed steps, the current observation, per-constraint memory.
+
+    ``memory`` maps a constraint's name to the state it keeps (a monitor's automaton state, running
+    feature aggregates). ``feedback`` is implicit feedback waiting for the next proposal.
+    """
+
+    observation: Any
+    steps: tuple[Step, ...] = ()
+    memory: Mapping[str, Any] = field(default_factory=dict)
+    feedback: Feedback | None = None
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "memory", MappingProxyType(dict(self.memory)))
+        object.__setattr__(self, "info", MappingProxyType(dict(self.info)))
+
+    @property
+    def t(self) -> int:
+        """The number of executed steps."""
+        return len(self.steps)
+
+    def advance(
+        self, step: Step, memory: Mapping[str, Any], feedback: Feedback | None
+    ) -> Trajectory:
+        """The trajectory after ``step``; this one is left as it was."""
+        return replace(
+            self,
+            observation=step.next_observation,
+            steps=(*self.steps, step),
+            memory=memory,
+            feedback=feedback,
+            info=step.info,
+        )
+
+
+# --------------------------------------------------------------------------- the three plug-ins
+
+
+class Constraint(ABC):
+    """Judges candidate actions. Its state lives in ``traj.memory[self.name]``, never on self.
+
+    ``check`` is a side-effect-free what-if; ``commit`` returns the constraint's new state after an
+    action was executed.
+    """
+
+    name: str = "constraint"
+
+    def initial_state(self, observation: Any) -> Any:
+        """The state this constraint keeps at the start of an episode."""
+        return None
+
+    @abstractmethod
+    def check(self, traj: Trajectory, action: Any) -> Verdict:
+        """Judge ``action`` as the next step of ``traj``."""
+
+    def commit(self, traj: Trajectory, step: Step) -> Any:
+        """The new state after ``step`` was executed (``traj`` is the trajectory before it)."""
+        return traj.memory.get(self.name)
+
+
+class Policy(ABC):
+    """The base policy: an LLM, a planner or a controller. It is never trusted."""
+
+    name: str = "policy"
+
+    @abstractmethod
+    def propose(self, traj: Trajectory, feedback: Feedback | None, n: int) -> Sequence[Candidate[Any]]:
+        """Up to ``n`` candidate next actions, most preferred first."""
+
+
+class Fallback(ABC):
+    """The recovery policy used when no proposed candidate is admissible."""
+
+    name: str = "fallback"
+
+    @abstractmethod
+    def act(self, traj: Trajectory, verdicts: Sequence[Verdict]) -> Any | None:
+        """A safe action, or ``None`` to stop (the episode is aborted, nothing is executed)."""
+
+
+# --------------------------------------------------------------------------- decisions
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One round of proposal and judgement inside a step."""
+
+    candidates: tuple[Candidate[Any], ...]
+    verdicts: tuple[tuple[Verdict, ...], ...]  # one row per candidate
+    feedback: Feedback | None  # the feedback the proposal was made under
+    chosen: int | None
+    cause: RejectionCause | None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the observer decided for one step, and everything it based the decision on."""
+
+    kind: DecisionKind
+    action: Any | None
+    verdicts: tuple[Verdict, ...] = ()
+    feedback: Feedback | None = None
+    reason: str = ""
+    cause: RejectionCause | None = None
+    attempts: tuple[Attempt, ...] = ()
+    latency: Mapping[str, float] = field(default_factory=dict)
+    usage: Mapping[str, Usage] = field(default_factory=dict)
+    errors: tuple[str, ...] = ()
+
+    @property
+    def executed(self) -> bool:
+        return self.action is not None and self.kind not in (DecisionKind.DEFER, DecisionKind.ABORT)
+
+    @property
+    def intervened(self) -> bool:
+        """The guard changed what the base policy would have done on its first try."""
+        return self.kind in (DecisionKind.FALLBACK, DecisionKind.DEFER, DecisionKind.ABORT) or (
+            len(self.attempts) > 1
+        )
+
+    @property
+    def total_usage(self) -> Usage:
+        total = Usage()
+        for usage in self.usage.values():
+            total = total + usage
+        return total
+
+    @property
+    def regenerations(self) -> int:
+        return max(0, len(self.attempts) - 1)
