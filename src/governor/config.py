@@ -29,7 +29,9 @@ def option(default: Any, help: str, **kwargs: Any) -> Any:
     """A dataclass field with a default and a help text."""
     if isinstance(default, (dict, list, set)):
         value = default
-        return dataclasses.field(default_factory=lambda: type(value)(value), metadata={"help": help}, **kwargs)
+        return dataclasses.field(
+            default_factory=lambda: type(value)(value), metadata={"help": help}, **kwargs
+        )
     return dataclasses.field(default=default, metadata={"help": help}, **kwargs)
 
 
@@ -58,7 +60,9 @@ class ObserverConfig:
             check_range("time_budget_s", self.time_budget_s, 1e-6, 3600.0)
         check_range("fallback_budget_s", self.fallback_budget_s, 1e-6, 3600.0)
         if self.arbitration not in ARBITRATION_MODES:
-            raise ConfigError(f"arbitration: {expected(' or '.join(ARBITRATION_MODES), self.arbitration)}")
+            raise ConfigError(
+                f"arbitration: {expected(' or '.join(ARBITRATION_MODES), self.arbitration)}"
+            )
         check_range("quorum", self.quorum, 0.0, 1.0)
         check_range("min_confidence", self.min_confidence, 0.0, 1.0)
         for name, weight in self.weights.items():
@@ -116,7 +120,9 @@ def load_mapping(path: str | Path) -> dict[str, Any]:
     try:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}") from exc
+        raise ConfigError(
+            f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}"
+        ) from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: {expected('a mapping at the top level', type(data).__name__)}")
     return data
@@ -127,7 +133,10 @@ def from_mapping(cls: type[C], data: Mapping[str, Any], where: str = "config") -
     names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     unknown = sorted(set(data) - names)
     if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; expected some of {', '.join(sorted(names))}")
+        raise ConfigError(
+            f"{where}: unknown key(s) {', '.join(unknown)};"
+            f" expected some of {', '.join(sorted(names))}"
+        )
     try:
         return cls(**data)
     except TypeError as exc:
@@ -146,11 +155,24 @@ def add_dataclass_args(parser: argparse.ArgumentParser, cls: type[Any]) -> None:
         text = f.metadata.get("help", "")
         choices = _literal_choices(kind)
         if kind is bool:
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=f"{text} (default: {default})")
+            parser.add_argument(
+                flag,
+                action=argparse.BooleanOptionalAction,
+                default=None,
+                help=f"{text} (default: {default})",
+            )
         elif choices:
-            parser.add_argument(flag, choices=choices, default=None, help=f"{text} (default: {default})")
+            parser.add_argument(
+                flag, choices=choices, default=None, help=f"{text} (default: {default})"
+            )
         elif _scalar(kind) in (int, float, str):
-            parser.add_argument(flag, type=_scalar(kind), default=None, metavar=_scalar(kind).__name__.upper(), help=f"{text} (default: {default})")
+            parser.add_argument(
+                flag,
+                type=_scalar(kind),
+                default=None,
+                metavar=_scalar(kind).__name__.upper(),
+                help=f"{text} (default: {default})",
+            )
 
 
 def dataclass_from_args(cls: type[C], args: argparse.Namespace, **base: Any) -> C:

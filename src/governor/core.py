@@ -121,7 +121,7 @@ def call_with_deadline(fn: Callable[[], T], timeout_s: float | None, what: str) 
         raise GuardTimeout(f"{what}: expected an answer within {timeout_s:.3g} s, found none")
     if "error" in box:
         raise box["error"]
-    return box["value"]  # type: ignore[no-any-return]
+    return box["value"]
 
 
 # --------------------------------------------------------------------------- verdicts
@@ -158,9 +158,13 @@ class Verdict:
 
     def __post_init__(self) -> None:
         if not (self.deviation >= 0.0 and math.isfinite(self.deviation)):
-            raise ValueError(f"verdict deviation: expected a finite number >= 0, found {self.deviation!r}")
+            raise ValueError(
+                f"verdict deviation: expected a finite number >= 0, found {self.deviation!r}"
+            )
         if not 0.0 <= self.confidence <= 1.0:
-            raise ValueError(f"verdict confidence: expected a number in [0, 1], found {self.confidence!r}")
+            raise ValueError(
+                f"verdict confidence: expected a number in [0, 1], found {self.confidence!r}"
+            )
         if self.margin is not None and math.isnan(self.margin):
             raise ValueError("verdict margin: expected a number or None, found NaN")
         if self.error is not None and self.admissible:
@@ -177,7 +181,7 @@ class Verdict:
         descriptor: str = "",
         severity: Severity = Severity.LOW,
     ) -> Verdict:
-        """Admissible; a positive ``deviation`` means "within tolerance" and asks for implicit feedback."""
+        """Admissible; a positive ``deviation`` means within tolerance (implicit feedback)."""
         return cls(constraint, True, deviation, margin, confidence, descriptor, severity)
 
     @classmethod
@@ -361,7 +365,9 @@ class Policy(ABC):
     name: str = "policy"
 
     @abstractmethod
-    def propose(self, traj: Trajectory, feedback: Feedback | None, n: int) -> Sequence[Candidate[Any]]:
+    def propose(
+        self, traj: Trajectory, feedback: Feedback | None, n: int
+    ) -> Sequence[Candidate[Any]]:
         """Up to ``n`` candidate next actions, most preferred first."""
 
 

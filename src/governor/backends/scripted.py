@@ -6,8 +6,8 @@ order; a reply may be a string, an exception to raise, or a function of the mess
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 import hashlib
+from collections.abc import Callable, Sequence
 from threading import Lock
 
 import numpy as np
@@ -62,7 +62,9 @@ class ScriptedBackend(Backend):
     def _embed(self, texts: list[str]) -> tuple[np.ndarray, Usage]:
         """Deterministic pseudo-embeddings from a hash of each text (for plumbing tests only)."""
         rows = [_rng(t).standard_normal(self.embedding_dim) for t in texts]
-        return np.asarray(rows, dtype=np.float32), Usage(calls=1, prompt_tokens=sum(map(word_tokens, texts)))
+        return np.asarray(rows, dtype=np.float32), Usage(
+            calls=1, prompt_tokens=sum(map(word_tokens, texts))
+        )
 
 
 def _rng(text: str) -> np.random.Generator:

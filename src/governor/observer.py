@@ -1,0 +1,285 @@
+"""The observer: the runtime loop that decides what a base policy may execute.
+
+Per step: the policy proposes ``n`` candidates, every constraint checks every candidate, the
+arbiter forms the admissible set. An admissible candidate is executed (with implicit feedback when
+a verdict was within tolerance); otherwise the policy regenerates under forced feedback, at most
+``max_regenerations`` times, and sooner goes to the fallback when the same violation repeats (no
+progress) or the step's time budget runs out. The fallback's action is executed; a fallback that
+returns None stops the episode (abort); no fallback means the step is deferred.
+
+It fails closed: an exception or a timeout in the policy, a constraint or a backend becomes a
+rejection with the error recorded, and the step ends in the fallback, never in an unchecked
+action. Every LLM call made during a stage is counted in the decision's usage.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from governor.arbiter import Arbiter, violation_signature
+from governor.config import ObserverConfig
+from governor.core import (
+    Attempt,
+    Candidate,
+    CommitFailure,
+    Constraint,
+    Decision,
+    DecisionKind,
+    Fallback,
+    Feedback,
+    Policy,
+    RejectionCause,
+    Step,
+    Trajectory,
+    Usage,
+    Verdict,
+    call_with_deadline,
+    metered,
+)
+from governor.errors import ConfigError, EnvError, GuardTimeout
+from governor.feedback import FeedbackWriter, TemplateFeedbackWriter
+
+T = TypeVar("T")
+
+
+class _StepLog:
+    """Latency and LLM usage per stage, accumulated over one step."""
+
+    def __init__(self) -> None:
+        self.latency: dict[str, float] = {}
+        self.usage: dict[str, Usage] = {}
+        self.errors: list[str] = []
+
+    def run(self, stage: str, fn: Callable[[], T], timeout_s: float | None) -> T:
+        start = time.perf_counter()
+        with metered() as meter:
+            try:
+                return call_with_deadline(fn, timeout_s, stage)
+            finally:
+                self.latency[stage] = self.latency.get(stage, 0.0) + time.perf_counter() - start
+                if meter.total.calls:
+                    self.usage[stage] = self.usage.get(stage, Usage()) + meter.total
+
+
+class Observer:
+    """Policy + constraints + arbiter + feedback writer + fallback, within explicit bounds."""
+
+    def __init__(
+        self,
+        policy: Policy,
+        constraints: Sequence[Constraint] = (),
+        fallback: Fallback | None = None,
+        *,
+        config: ObserverConfig | None = None,
+        feedback: FeedbackWriter | None = None,
+    ) -> None:
+        names = [c.name for c in constraints]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ConfigError(f"constraint names: expected unique names, found {duplicates} twice")
+        self.policy = policy
+        self.constraints = tuple(constraints)
+        self.fallback = fallback
+        self.config = config or ObserverConfig()
+        self.arbiter = Arbiter(self.config)
+        self.feedback = feedback or TemplateFeedbackWriter()
+
+    def start(self, observation: Any, info: Mapping[str, Any] | None = None) -> Trajectory:
+        """The trajectory of a new episode: each constraint's initial state in memory."""
+        memory = {c.name: c.initial_state(observation) for c in self.constraints}
+        return Trajectory(observation, memory=memory, info=info or {})
+
+    def step(self, traj: Trajectory) -> Decision:
+        """Decide the next action for ``traj``. Never raises for a failing plug-in."""
+        cfg = self.config
+        log = _StepLog()
+        deadline = None if cfg.time_budget_s is None else time.monotonic() + cfg.time_budget_s
+        attempts: list[Attempt] = []
+        feedback = traj.feedback
+        previous: frozenset[str] | None = None
+        for n in range(cfg.max_regenerations + 1):
+            attempt, failure = self._attempt(traj, feedback, log, deadline)
+            if attempt is not None:
+                attempts.append(attempt)
+            if failure is not None:
+                return self._fall_back(traj, attempts, failure, log)
+            assert attempt is not None
+            if attempt.chosen is not None:
+                return self._execute(attempt, attempts, log, n)
+            signature = violation_signature(attempt.candidates, attempt.verdicts)
+            if cfg.stop_on_repeat and signature == previous:
+                why = f"no progress: the same violation twice ({', '.join(sorted(signature))})"
+                return self._fall_back(traj, attempts, (attempt.cause, why), log)
+            if n == cfg.max_regenerations:
+                why = f"{attempt.cause}: regeneration budget spent ({n} regenerations)"
+                return self._fall_back(traj, attempts, (attempt.cause, why), log)
+            if deadline is not None and time.monotonic() >= deadline:
+                why = f"time budget of {cfg.time_budget_s} s spent"
+                return self._fall_back(traj, attempts, (RejectionCause.TIMEOUT, why), log)
+            previous = signature
+            problems = [f"reply {c.text!r}: {c.error}" for c in attempt.candidates if not c.valid]
+            rejected = [v for row in attempt.verdicts for v in row]
+            feedback = self.feedback.forced(rejected, problems)
+        raise AssertionError("unreachable: the loop returns on its last attempt")
+
+    def _attempt(
+        self, traj: Trajectory, feedback: Feedback | None, log: _StepLog, deadline: float | None
+    ) -> tuple[Attempt | None, tuple[RejectionCause, str] | None]:
+        """One proposal and its judgement; a failed stage is returned as (cause, reason)."""
+        try:
+            candidates = log.run("propose", lambda: self._propose(traj, feedback), _left(deadline))
+        except Exception as exc:
+            return None, _failure("policy", exc, log)
+        rows: list[tuple[Verdict, ...]] = []
+        try:
+            log.run("check", lambda: self._check(traj, candidates, rows), _left(deadline))
+        except Exception as exc:
+            cause, reason = _failure("constraints", exc, log)
+            padded = _pad(rows, candidates, self.constraints)
+            return Attempt(candidates, padded, feedback, None, cause), (cause, reason)
+        result = self.arbiter.arbitrate(candidates, rows)
+        return Attempt(candidates, tuple(rows), feedback, result.chosen, result.cause), None
+
+    def _execute(
+        self, attempt: Attempt, attempts: list[Attempt], log: _StepLog, regenerations: int
+    ) -> Decision:
+        assert attempt.chosen is not None
+        verdicts = attempt.verdicts[attempt.chosen]
+        implicit = self.feedback.implicit(verdicts)
+        return Decision(
+            DecisionKind.EXECUTE_WITH_FEEDBACK if implicit else DecisionKind.EXECUTE,
+            attempt.candidates[attempt.chosen].action,
+            verdicts,
+            implicit,
+            f"admissible after {regenerations} regeneration(s)" if regenerations else "admissible",
+            None,
+            tuple(attempts),
+            log.latency,
+            log.usage,
+            tuple(log.errors),
+        )
+
+    def commit(
+        self,
+        traj: Trajectory,
+        decision: Decision,
+        next_observation: Any,
+        info: Mapping[str, Any] | None = None,
+    ) -> Trajectory:
+        """Advance ``traj`` by the executed ``decision``; each constraint commits its state.
+
+        A constraint whose commit raises keeps a :class:`CommitFailure` in its memory slot and
+        rejects every later candidate (fail closed).
+        """
+        if not decision.executed:
+            raise EnvError(f"commit: expected an executed decision, found {decision.kind}")
+        step = Step(traj.observation, decision.action, next_observation, decision.kind, info or {})
+        memory = dict(traj.memory)
+        for c in self.constraints:
+            if isinstance(memory.get(c.name), CommitFailure):
+                continue
+            try:
+                memory[c.name] = c.commit(traj, step)
+            except Exception as exc:
+                memory[c.name] = CommitFailure(f"{type(exc).__name__}: {exc}")
+        with_note = decision.kind is DecisionKind.EXECUTE_WITH_FEEDBACK
+        return traj.advance(step, memory, decision.feedback if with_note else None)
+
+    # ------------------------------------------------------------------ stages
+
+    def _propose(self, traj: Trajectory, feedback: Feedback | None) -> tuple[Candidate[Any], ...]:
+        proposed = self.policy.propose(traj, feedback, self.config.n_candidates)
+        candidates = tuple(proposed)
+        if not candidates or not all(isinstance(c, Candidate) for c in candidates):
+            found = repr(proposed)[:200]
+            raise TypeError(f"{self.policy.name}.propose: expected Candidates, found {found}")
+        return candidates[: self.config.n_candidates]
+
+    def _check(
+        self,
+        traj: Trajectory,
+        candidates: Sequence[Candidate[Any]],
+        rows: list[tuple[Verdict, ...]],
+    ) -> None:
+        """Fill ``rows`` (one per candidate) as checks finish: a timeout keeps what was done."""
+        for cand in candidates:
+            if not cand.valid:
+                rows.append(())
+                continue
+            rows.append(tuple(self._verdict(c, traj, cand.action) for c in self.constraints))
+
+    @staticmethod
+    def _verdict(constraint: Constraint, traj: Trajectory, action: Any) -> Verdict:
+        state = traj.memory.get(constraint.name)
+        if isinstance(state, CommitFailure):
+            return Verdict.failed(constraint.name, f"state lost in a failed commit: {state.error}")
+        try:
+            verdict = constraint.check(traj, action)
+        except Exception as exc:
+            return Verdict.failed(constraint.name, exc)
+        if not isinstance(verdict, Verdict):
+            found = type(verdict).__name__
+            return Verdict.failed(constraint.name, f"check: expected a Verdict, found {found}")
+        return verdict
+
+    def _fall_back(
+        self,
+        traj: Trajectory,
+        attempts: list[Attempt],
+        why: tuple[RejectionCause | None, str],
+        log: _StepLog,
+    ) -> Decision:
+        cause, reason = why
+        last = attempts[-1].verdicts if attempts else ()
+        verdicts = tuple(v for row in last for v in row if not v.admissible)
+
+        def decide(kind: DecisionKind, action: Any, text: str) -> Decision:
+            return Decision(
+                kind,
+                action,
+                verdicts,
+                None,
+                text,
+                cause,
+                tuple(attempts),
+                log.latency,
+                log.usage,
+                tuple(log.errors),
+            )
+
+        if self.fallback is None:
+            return decide(DecisionKind.DEFER, None, f"{reason}; no fallback configured: deferred")
+        fallback = self.fallback
+        budget = self.config.fallback_budget_s
+        try:
+            action = log.run("fallback", lambda: fallback.act(traj, verdicts), budget)
+        except Exception as exc:
+            _failure("fallback", exc, log)
+            return decide(DecisionKind.ABORT, None, f"{reason}; fallback failed: {log.errors[-1]}")
+        if action is None:
+            return decide(DecisionKind.ABORT, None, f"{reason}; {fallback.name} stops")
+        return decide(DecisionKind.FALLBACK, action, f"{reason}; {fallback.name} acts")
+
+
+def _left(deadline: float | None) -> float | None:
+    return None if deadline is None else deadline - time.monotonic()
+
+
+def _failure(stage: str, exc: BaseException, log: _StepLog) -> tuple[RejectionCause, str]:
+    log.errors.append(f"{stage}: {type(exc).__name__}: {exc}")
+    cause = RejectionCause.TIMEOUT if isinstance(exc, GuardTimeout) else RejectionCause.ERROR
+    return cause, f"{stage} failed: {type(exc).__name__}: {exc}"
+
+
+def _pad(
+    rows: list[tuple[Verdict, ...]],
+    candidates: Sequence[Candidate[Any]],
+    constraints: Sequence[Constraint],
+) -> tuple[tuple[Verdict, ...], ...]:
+    """Rows for a check stage that timed out: unfinished checks become failed verdicts."""
+    done = list(rows)
+    while len(done) < len(candidates):
+        done.append(tuple(Verdict.failed(c.name, "timed out") for c in constraints))
+    return tuple(done)
