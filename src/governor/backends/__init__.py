@@ -1,6 +1,31 @@
 """LLM backends: OpenAI-compatible HTTP, local Hugging Face transformers, and scripted replies."""
 
 from governor.backends.base import Backend, ChatResult, Completion, Message, TokenLogprob
+from governor.backends.hf import HFBackend
+from governor.backends.openai import OpenAIBackend
 from governor.backends.scripted import ScriptedBackend
+from governor.config import BackendConfig
+from governor.errors import ConfigError
 
-__all__ = ["Backend", "ChatResult", "Completion", "Message", "ScriptedBackend", "TokenLogprob"]
+
+def backend_from_config(config: BackendConfig) -> Backend:
+    """The OpenAI-compatible backend for ``config``; a ConfigError when no endpoint is set."""
+    if config.base_url is None or config.model is None:
+        raise ConfigError(
+            "no LLM endpoint configured; set GOVERNOR_BASE_URL and GOVERNOR_MODEL "
+            "or pass --base-url and --model"
+        )
+    return OpenAIBackend(config)
+
+
+__all__ = [
+    "Backend",
+    "ChatResult",
+    "Completion",
+    "HFBackend",
+    "Message",
+    "OpenAIBackend",
+    "ScriptedBackend",
+    "TokenLogprob",
+    "backend_from_config",
+]

@@ -133,6 +133,9 @@ class Backend(ABC):
         except BackendError as exc:
             record_llm_call(Usage(calls=getattr(exc, "requests", 1), seconds=time.perf_counter() - start))
             raise
+        except Exception as exc:  # a backend bug still fails as a backend error, counted
+            record_llm_call(Usage(calls=1, seconds=time.perf_counter() - start))
+            raise BackendError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
         record_llm_call(replace(usage, seconds=time.perf_counter() - start))
         if vectors.ndim != 2 or vectors.shape[0] != len(items):
             raise BackendError(

@@ -1,0 +1,261 @@
+"""A backend for a Hugging Face causal language model stored in a local folder.
+
+torch and transformers are imported lazily (the ``[hf]`` extra), and only local files are read:
+nothing is ever downloaded. Besides chat and embeddings it exposes the next-token logits and the
+hidden states, for value-guided decoding and safety values on an LLM backbone. Those are model
+calls too, and are counted like chat calls.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from governor.backends.base import Backend, ChatResult, Completion, Message, TokenLogprob
+from governor.core import Usage, record_llm_call
+from governor.errors import BackendUnavailable, ConfigError, expected
+
+DTYPES = ("float32", "float16", "bfloat16")
+
+
+class HFBackend(Backend):
+    """A causal LM and its tokenizer loaded from ``model_path`` (a folder, never a hub name).
+
+    ``dtype`` None keeps the dtype the weights were saved in. ``num_threads`` sets torch's
+    process-wide CPU thread count (1 is fastest for tiny models); None leaves it alone.
+    Sampling uses exactly the requested temperature, with no hidden top-k or top-p.
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        device: str = "cpu",
+        dtype: str | None = None,
+        num_threads: int | None = None,
+    ):
+        path = Path(model_path).expanduser()
+        _check_model_folder(path)
+        if dtype is not None and dtype not in DTYPES:
+            raise ConfigError(f"dtype: {expected(' or '.join(DTYPES), dtype)}")
+        if num_threads is not None and (isinstance(num_threads, bool) or num_threads < 1):
+            raise ConfigError(f"num_threads: {expected('an integer >= 1 or None', num_threads)}")
+        torch, transformers = _import_hf()
+        try:
+            self.device = torch.device(device)
+        except RuntimeError as exc:
+            raise ConfigError(
+                f"device: {expected('a torch device such as cpu or cuda:0', device)}"
+            ) from exc
+        if num_threads is not None:
+            torch.set_num_threads(num_threads)
+        self._torch = torch
+        try:
+            self.tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
+            model = transformers.AutoModelForCausalLM.from_pretrained(
+                path, local_files_only=True, **{_dtype_arg(transformers): _dtype(torch, dtype)}
+            )
+            self.model = model.to(self.device).eval()
+        except Exception as exc:  # transformers and torch raise many kinds; all mean the same here
+            raise BackendUnavailable(
+                f"cannot load a model from {path}: {type(exc).__name__}: {exc}"
+            ) from exc
+        self.tokenizer.padding_side = "right"  # embeddings pool over the leading tokens
+        self.path = path
+        self.name = f"hf:{path.name}"
+        eos = self.model.generation_config.eos_token_id
+        eos = self.tokenizer.eos_token_id if eos is None else eos
+        self._eos: set[int] = set(eos) if isinstance(eos, list) else {eos} - {None}
+        pad = self.tokenizer.pad_token_id
+        self._pad: int | None = pad if pad is not None else next(iter(self._eos), None)
+
+    def __repr__(self) -> str:
+        return f"HFBackend({str(self.path)!r}, device={str(self.device)!r})"
+
+    # ------------------------------------------------------------------ the Backend interface
+
+    def _chat(
+        self,
+        messages: tuple[Message, ...],
+        *,
+        n: int,
+        temperature: float,
+        max_tokens: int,
+        logprobs: bool,
+        top_logprobs: int,
+        stop: tuple[str, ...],
+    ) -> ChatResult:
+        from transformers import GenerationConfig
+
+        torch = self._torch
+        prompt = self._encode(messages)
+        sampling = temperature > 0
+        config = GenerationConfig(
+            max_new_tokens=max_tokens,
+            do_sample=sampling,
+            num_return_sequences=n if sampling else 1,  # greedy decoding: one answer, repeated
+            pad_token_id=self._pad,
+            eos_token_id=sorted(self._eos) or None,
+            return_dict_in_generate=True,
+            output_logits=logprobs,
+            # the model's own sampling defaults are overridden; top_k=50 is the neutral default
+            temperature=temperature if sampling else 1.0,
+            top_k=0 if sampling else 50,
+            top_p=1.0,
+            repetition_penalty=1.0,
+        )
+        with torch.inference_mode():
+            out = self.model.generate(**prompt, generation_config=config)
+        start = prompt["input_ids"].shape[1]
+        logp = torch.log_softmax(torch.stack(out.logits).float(), -1) if logprobs else None
+        completions, generated = [], 0
+        for row, sequence in enumerate(out.sequences.tolist()):
+            ids = sequence[start:]
+            ended = next((i + 1 for i, t in enumerate(ids) if t in self._eos), None)
+            ids = ids[:ended]
+            generated += len(ids)
+            text = self.tokenizer.decode(ids, skip_special_tokens=True)
+            cut = min((i for i in (text.find(s) for s in stop if s) if i >= 0), default=None)
+            tokens = None
+            if logp is not None:
+                kept = len(ids) if cut is None else self._tokens_before(ids, cut)
+                tokens = self._token_logprobs(ids[:kept], logp[:, row], top_logprobs)
+            reason = "stop" if cut is not None or ended else "length"
+            completions.append(Completion(text if cut is None else text[:cut], reason, tokens))
+        if not sampling:
+            completions *= n
+        usage = Usage(calls=1, prompt_tokens=start, completion_tokens=generated)
+        return ChatResult(tuple(completions), usage, self.name)
+
+    def _embed(self, texts: list[str]) -> tuple[np.ndarray, Usage]:
+        """Mean of the last hidden layer over each text's tokens (padding excluded)."""
+        torch = self._torch
+        padded = self.tokenizer.pad_token_id is not None
+        rows, tokens = [], 0
+        for batch in [texts] if padded else [[t] for t in texts]:
+            enc = self.tokenizer(batch, return_tensors="pt", padding=padded).to(self.device)
+            if enc["input_ids"].shape[1] == 0:
+                raise ConfigError(f"{self.name}: {expected('texts of at least one token', batch)}")
+            with torch.inference_mode():
+                hidden = self.model(**enc, output_hidden_states=True).hidden_states[-1].float()
+            mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            rows.append((hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0))
+            tokens += int(enc["attention_mask"].sum())
+        vectors = torch.cat(rows).cpu().numpy().astype(np.float32)
+        return vectors, Usage(calls=1, prompt_tokens=tokens)
+
+    # ------------------------------------------------------------------ logits and hidden states
+
+    def next_token_logits(self, messages_or_text: str | Sequence[Message]) -> np.ndarray:
+        """Logits of the next token, float32, shape [vocab]. Counted as one LLM call.
+
+        A string is used verbatim as the prompt; messages are formatted like a chat request.
+        """
+        if isinstance(messages_or_text, str):
+            enc = self._tokens(messages_or_text, special=True)
+        else:
+            enc = self._encode(tuple(messages_or_text))
+        logits = self._forward(enc, hidden=False)
+        return logits[0, -1].float().cpu().numpy().astype(np.float32)
+
+    def hidden_states(self, text: str) -> np.ndarray:
+        """Last-layer hidden states of ``text``, float32, shape [seq, hidden]. One LLM call."""
+        hidden = self._forward(self._tokens(text, special=True), hidden=True)
+        return hidden[0].float().cpu().numpy().astype(np.float32)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _forward(self, enc: Any, *, hidden: bool) -> Any:
+        start = time.perf_counter()
+        with self._torch.inference_mode():
+            out = self.model(**enc, output_hidden_states=hidden)
+        seconds = time.perf_counter() - start
+        record_llm_call(Usage(calls=1, prompt_tokens=enc["input_ids"].shape[1], seconds=seconds))
+        return out.hidden_states[-1] if hidden else out.logits
+
+    def _encode(self, messages: tuple[Message, ...]) -> Any:
+        """The prompt: the tokenizer's chat template, or a plain ``role: content`` transcript."""
+        if getattr(self.tokenizer, "chat_template", None):
+            turns = [{"role": m.role, "content": m.content} for m in messages]
+            text = self.tokenizer.apply_chat_template(
+                turns, add_generation_prompt=True, tokenize=False
+            )
+            return self._tokens(text, special=False)
+        lines = [f"{m.role}: {m.content}" for m in messages]
+        return self._tokens("\n".join([*lines, "assistant:"]), special=True)
+
+    def _tokens(self, text: str, *, special: bool) -> Any:
+        enc = self.tokenizer(text, return_tensors="pt", add_special_tokens=special)
+        if enc["input_ids"].shape[1] == 0:
+            raise ConfigError(f"{self.name}: {expected('a prompt of at least one token', text)}")
+        return enc.to(self.device)
+
+    def _tokens_before(self, ids: list[int], cut: int) -> int:
+        """How many leading tokens contribute text before character ``cut`` of the decoding."""
+        kept = 0
+        while (
+            kept < len(ids)
+            and len(self.tokenizer.decode(ids[:kept], skip_special_tokens=True)) < cut
+        ):
+            kept += 1
+        return kept
+
+    def _token_logprobs(self, ids: list[int], logp: Any, top: int) -> tuple[TokenLogprob, ...]:
+        """TokenLogprob per generated token from log-softmaxed raw logits ([steps, vocab])."""
+        result = []
+        for step, token in enumerate(ids):
+            alternatives: tuple[tuple[str, float], ...] = ()
+            if top:
+                values, indices = logp[step].topk(top)
+                alternatives = tuple(
+                    (self.tokenizer.decode([i]), float(v))
+                    for v, i in zip(values.tolist(), indices.tolist(), strict=True)
+                )
+            result.append(
+                TokenLogprob(self.tokenizer.decode([token]), float(logp[step, token]), alternatives)
+            )
+        return tuple(result)
+
+
+def _check_model_folder(path: Path) -> None:
+    """Raise BackendUnavailable unless ``path`` holds config.json and a weights file."""
+    if not path.exists():
+        found = "nothing at that path"
+    elif not path.is_dir():
+        found = "a file"
+    elif not (path / "config.json").is_file():
+        found = "a folder without config.json"
+    elif not any(path.glob("*.safetensors")) and not any(path.glob("*.bin")):
+        found = "a folder with config.json but no *.safetensors or *.bin weights"
+    else:
+        return
+    raise BackendUnavailable(
+        f"{path}: expected a folder with config.json and weights (*.safetensors or *.bin), "
+        f"found {found}"
+    )
+
+
+def _dtype(torch: Any, name: str | None) -> Any:
+    return getattr(torch, name) if name else "auto"
+
+
+def _dtype_arg(transformers: Any) -> str:
+    """``dtype`` since transformers 4.56; ``torch_dtype`` before."""
+    major, minor = (int(part) for part in transformers.__version__.split(".")[:2])
+    return "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
+
+
+def _import_hf() -> tuple[Any, Any]:
+    try:
+        import torch
+        import transformers
+    except ImportError as exc:
+        raise ConfigError(
+            f"the Hugging Face backend needs torch and transformers ({exc.name} is missing); "
+            "install them with: pip install 'governor[hf]'"
+        ) from exc
+    return torch, transformers

@@ -1,0 +1,284 @@
+"""A backend for OpenAI-compatible HTTP endpoints (hosted APIs, vLLM, llama.cpp server, Ollama).
+
+httpx errors and unusable answers are mapped once, here, to the :mod:`governor.errors` tree.
+Timeouts, connection errors, 429 and 5xx answers are retried a bounded number of times with
+doubling backoff; every HTTP request made is counted as an LLM call, retries included.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any, TypeVar
+
+import httpx
+import numpy as np
+
+from governor.backends.base import Backend, ChatResult, Completion, Message, TokenLogprob
+from governor.config import BackendConfig
+from governor.core import Usage
+from governor.errors import (
+    BackendError,
+    BackendHTTPError,
+    BackendResponseError,
+    BackendTimeout,
+    BackendUnavailable,
+    ConfigError,
+    expected,
+)
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+MAX_RETRY_AFTER_S = 10.0
+"""The longest server-requested wait (Retry-After) that is honoured."""
+
+
+class OpenAIBackend(Backend):
+    """Chat completions and embeddings from ``config.base_url`` with ``config.model``.
+
+    Holds one HTTP client; close it with :meth:`close` or use the backend as a context manager.
+    ``transport`` replaces the network (e.g. ``httpx.MockTransport``) in tests.
+    """
+
+    def __init__(self, config: BackendConfig, *, transport: httpx.BaseTransport | None = None):
+        if config.base_url is None or config.model is None:
+            raise ConfigError(
+                "OpenAIBackend: expected a config with base_url and model, "
+                f"found base_url={config.base_url!r}, model={config.model!r}"
+            )
+        self.config = config
+        self.base_url = config.base_url.rstrip("/")
+        self.model = config.model
+        self.name = f"openai:{config.model}"
+        headers = {"Accept": "application/json"}
+        if config.api_key:
+            headers["Authorization"] = f"Bearer {config.api_key}"
+        self._client = httpx.Client(headers=headers, timeout=config.timeout_s, transport=transport)
+        self._sleep: Callable[[float], None] = time.sleep
+
+    def __repr__(self) -> str:
+        key = "set" if self.config.api_key else "none"
+        return f"OpenAIBackend(base_url={self.base_url!r}, model={self.model!r}, api_key={key})"
+
+    def close(self) -> None:
+        """Close the HTTP client and its connections."""
+        self._client.close()
+
+    def __enter__(self) -> OpenAIBackend:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ the Backend interface
+
+    def check(self) -> None:
+        """GET ``/models`` once: unreachable or a rejected key raises; any other answer passes."""
+        response = self._send("GET", "/models", None)
+        if response.status_code in (401, 403):
+            problem = "the API key was rejected" if self.config.api_key else "an API key is needed"
+            raise BackendHTTPError(
+                f"{self.name}: {problem} by {self.base_url} "
+                f"(HTTP {response.status_code}){self._vendor_message(response)}",
+                response.status_code,
+            )
+
+    def _chat(
+        self,
+        messages: tuple[Message, ...],
+        *,
+        n: int,
+        temperature: float,
+        max_tokens: int,
+        logprobs: bool,
+        top_logprobs: int,
+        stop: tuple[str, ...],
+    ) -> ChatResult:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "n": n,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+        }
+        if stop:
+            body["stop"] = list(stop)
+        if logprobs:
+            body["logprobs"] = True
+            if top_logprobs:
+                body["top_logprobs"] = top_logprobs
+        (completions, data), requests = self._post("/chat/completions", body, self._completions)
+        prompt, completion = _token_counts(data)
+        usage = Usage(calls=requests, prompt_tokens=prompt, completion_tokens=completion)
+        return ChatResult(completions, usage, str(data.get("model") or self.model))
+
+    def _embed(self, texts: list[str]) -> tuple[np.ndarray, Usage]:
+        body = {"model": self.model, "input": texts}
+        parse = partial(self._embeddings, count=len(texts))
+        (vectors, data), requests = self._post("/embeddings", body, parse)
+        return vectors, Usage(calls=requests, prompt_tokens=_token_counts(data)[0])
+
+    # ------------------------------------------------------------------ HTTP, retries, errors
+
+    def _post(
+        self, path: str, body: dict[str, Any], parse: Callable[[dict[str, Any]], T]
+    ) -> tuple[tuple[T, dict[str, Any]], int]:
+        """POST with bounded retries: (parsed answer, JSON object), and the requests made."""
+        requests = 0
+        while True:
+            requests += 1
+            retry_after: float | None = None
+            try:
+                response = self._send("POST", path, body)
+                if response.status_code >= 400:
+                    retry_after = _retry_after(response)
+                    raise BackendHTTPError(
+                        f"{self.name}: {self.base_url}{path} answered HTTP "
+                        f"{response.status_code}{self._vendor_message(response)}",
+                        response.status_code,
+                    )
+                data = self._decode(response, path)
+                return (parse(data), data), requests
+            except BackendError as exc:
+                exc.requests = requests  # type: ignore[attr-defined]
+                retryable = isinstance(exc, (BackendTimeout, BackendUnavailable)) or (
+                    isinstance(exc, BackendHTTPError) and exc.retryable
+                )
+                if not retryable or requests > self.config.max_retries:
+                    raise
+                if retry_after is not None:
+                    delay = min(retry_after, MAX_RETRY_AFTER_S)
+                else:
+                    delay = self.config.backoff_s * 2 ** (requests - 1)
+                log.info("%s: %s; retry %d in %.2g s", self.name, exc, requests, delay)
+                self._sleep(delay)
+
+    def _send(self, method: str, path: str, body: dict[str, Any] | None) -> httpx.Response:
+        """One HTTP request; transport failures become BackendUnavailable or BackendTimeout."""
+        url = f"{self.base_url}{path}"
+        try:
+            return self._client.request(method, url, json=body)
+        except httpx.TimeoutException as exc:
+            raise BackendTimeout(
+                f"{self.name}: no answer from {url} within {self.config.timeout_s:g} s"
+            ) from exc
+        except httpx.TransportError as exc:
+            reason = str(exc) or type(exc).__name__  # httpx never puts headers in messages
+            raise BackendUnavailable(f"{self.name}: cannot reach {url}: {reason}") from exc
+
+    def _decode(self, response: httpx.Response, path: str) -> dict[str, Any]:
+        try:
+            data = response.json()
+        except ValueError as exc:
+            found = self._excerpt(response.text)
+            raise BackendResponseError(
+                f"{self.name}: {self.base_url}{path}: {expected('a JSON body', found)}"
+            ) from exc
+        if not isinstance(data, dict):
+            found = type(data).__name__
+            raise BackendResponseError(f"{self.name}: {path}: {expected('a JSON object', found)}")
+        return data
+
+    def _vendor_message(self, response: httpx.Response) -> str:
+        """``: <error.message>`` from an error body, or an excerpt of the body; '' when empty."""
+        try:
+            error = response.json().get("error")
+        except (ValueError, AttributeError):
+            error = None
+        message = error.get("message") if isinstance(error, dict) else error
+        text = self._excerpt(message if isinstance(message, str) else response.text)
+        return f": {text}" if text else ""
+
+    def _excerpt(self, text: str, limit: int = 200) -> str:
+        """At most ``limit`` characters of ``text``, with the API key masked (servers echo it)."""
+        key, text = self.config.api_key, text.strip()
+        text = text.replace(key, "***") if key else text
+        return text if len(text) <= limit else text[:limit] + "..."
+
+    # ------------------------------------------------------------------ response parsing
+
+    def _completions(self, data: dict[str, Any]) -> tuple[Completion, ...]:
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices:
+            raise self._unexpected("a non-empty list 'choices'", choices, data)
+        result = []
+        for i, choice in enumerate(_by_index(choices)):
+            message = choice.get("message") if isinstance(choice, dict) else None
+            content = message.get("content") if isinstance(message, dict) else None
+            if not isinstance(content, str):
+                raise self._unexpected(f"choices[{i}].message.content a string", choice, data)
+            reason = choice.get("finish_reason")
+            try:
+                tokens = _token_logprobs(choice.get("logprobs"))
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                what = f"choices[{i}].logprobs.content a list of {{token, logprob, top_logprobs}}"
+                raise self._unexpected(what, choice.get("logprobs"), data) from exc
+            result.append(Completion(content, reason if isinstance(reason, str) else None, tokens))
+        return tuple(result)
+
+    def _embeddings(self, data: dict[str, Any], count: int) -> np.ndarray:
+        """``data[*].embedding`` ordered by ``index``, as float32 rows; ``count`` of them."""
+        items = data.get("data")
+        what = f"a list 'data' of {count} embeddings of equal length"
+        if not isinstance(items, list) or len(items) != count:
+            raise self._unexpected(what, items, data)
+        try:
+            vectors = np.asarray([item["embedding"] for item in _by_index(items)], np.float32)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise self._unexpected(what, items, data) from exc
+        if vectors.ndim != 2:
+            raise self._unexpected(what, items, data)
+        return vectors
+
+    def _unexpected(self, what: str, found: Any, data: dict[str, Any]) -> BackendResponseError:
+        keys = ", ".join(sorted(map(str, data))) or "none"
+        found = self._excerpt(repr(found), 120)
+        return BackendResponseError(f"{self.name}: expected {what}, found {found} (keys: {keys})")
+
+
+def _token_logprobs(raw: Any) -> tuple[TokenLogprob, ...] | None:
+    """``logprobs.content`` of a choice as TokenLogprob tuples; None when there is none."""
+    content = raw.get("content") if isinstance(raw, dict) else None
+    if content is None:
+        return None
+    return tuple(
+        TokenLogprob(
+            str(item["token"]),
+            float(item["logprob"]),
+            tuple((str(a["token"]), float(a["logprob"])) for a in item.get("top_logprobs") or ()),
+        )
+        for item in content
+    )
+
+
+def _by_index(items: list[Any]) -> list[Any]:
+    """Items sorted by their integer ``index`` field (their position when they have none)."""
+
+    def key(pair: tuple[int, Any]) -> int:
+        position, item = pair
+        index = item.get("index") if isinstance(item, dict) else None
+        return index if isinstance(index, int) else position
+
+    return [item for _, item in sorted(enumerate(items), key=key)]
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """A numeric Retry-After header in seconds; None when absent or an HTTP date."""
+    try:
+        seconds = float(response.headers.get("retry-after", ""))
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None
+
+
+def _token_counts(data: dict[str, Any]) -> tuple[int, int]:
+    """(prompt_tokens, completion_tokens) from the answer's ``usage``; 0 for what is missing."""
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        return 0, 0
+    counts = [usage.get("prompt_tokens"), usage.get("completion_tokens")]
+    prompt, completion = (c if isinstance(c, int) and c >= 0 else 0 for c in counts)
+    return prompt, completion

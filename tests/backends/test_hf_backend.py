@@ -1,0 +1,182 @@
+"""HFBackend on a tiny randomly initialised Llama model built in a temporary folder."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from governor.backends import HFBackend, Message
+from governor.core import metered
+from governor.errors import BackendUnavailable, ConfigError
+
+pytestmark = pytest.mark.hf
+
+WORDS = "the a cat dog bird sat ran flew on under mat tree house red blue big small yes no"
+SPECIAL = ["[PAD]", "[UNK]", "[BOS]", "[EOS]"]
+VOCAB = [*SPECIAL, "user", "assistant", "system", ":", ".", ",", "?", *WORDS.split()]
+TEMPLATE = "{% for m in messages %}<{{ m.role }}> {{ m.content }} {% endfor %}<assistant>"
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A word-level tokenizer and a 1-layer Llama with random weights, saved once per module."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        mp.setenv("TRANSFORMERS_OFFLINE", "1")
+        torch = pytest.importorskip("torch")
+        transformers = pytest.importorskip("transformers")
+        tokenizers = pytest.importorskip("tokenizers")
+        word_level = tokenizers.models.WordLevel(
+            {w: i for i, w in enumerate(VOCAB)}, unk_token="[UNK]"
+        )
+        raw = tokenizers.Tokenizer(word_level)
+        raw.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
+        tokenizer = transformers.PreTrainedTokenizerFast(
+            tokenizer_object=raw,
+            pad_token="[PAD]",
+            unk_token="[UNK]",
+            bos_token="[BOS]",
+            eos_token="[EOS]",
+        )
+        config = transformers.LlamaConfig(
+            vocab_size=len(VOCAB),
+            hidden_size=16,
+            intermediate_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=2,
+            max_position_embeddings=256,
+            pad_token_id=0,
+            bos_token_id=2,
+            eos_token_id=3,
+        )
+        torch.manual_seed(0)
+        path = tmp_path_factory.mktemp("tiny-llama")
+        transformers.LlamaForCausalLM(config).save_pretrained(path)
+        tokenizer.save_pretrained(path)
+        yield path
+
+
+@pytest.fixture(scope="module")
+def backend(model_dir: Path) -> HFBackend:
+    return HFBackend(model_dir, num_threads=1)
+
+
+def test_greedy_chat_returns_n_completions_with_exact_token_counts(backend: HFBackend) -> None:
+    messages = [Message("system", "be brief"), Message("user", "the cat sat on the mat")]
+    transcript = "system : be brief user : the cat sat on the mat assistant :"
+    with metered() as meter:
+        result = backend.chat(messages, n=3, max_tokens=6)
+    assert len(result.completions) == 3
+    assert len({c.text for c in result.completions}) == 1  # greedy: one answer, repeated
+    assert result.usage.calls == 1 and meter.total.calls == 1
+    assert result.usage.prompt_tokens == len(transcript.split())
+    generated = result.usage.completion_tokens
+    assert 1 <= generated <= 6
+    first = result.completions[0]
+    assert first.finish_reason == ("length" if generated == 6 else "stop")
+    assert len(first.text.split()) <= generated
+    assert backend.name == f"hf:{backend.path.name}"
+
+
+def test_sampling_draws_n_sequences(backend: HFBackend) -> None:
+    result = backend.chat("the dog ran", n=4, temperature=1.5, max_tokens=8)
+    assert len(result.completions) == 4
+    assert 4 <= result.usage.completion_tokens <= 32
+    assert len({c.text for c in result.completions}) > 1  # random weights, hot sampling
+
+
+def test_logprobs_agree_with_next_token_logits(backend: HFBackend) -> None:
+    result = backend.chat("the cat", max_tokens=5, top_logprobs=3)
+    tokens = result.completions[0].logprobs
+    assert tokens is not None and len(tokens) == result.usage.completion_tokens
+    for token in tokens:
+        assert token.logprob <= 0.0 and len(token.top) == 3
+        assert token.top[0][1] == pytest.approx(token.logprob, abs=1e-5)  # greedy picks the top
+        assert token.top[0][1] >= token.top[1][1] >= token.top[2][1]
+    logits = backend.next_token_logits([Message("user", "the cat")])
+    assert logits.shape == (len(VOCAB),) and logits.dtype == np.float32
+    logp = logits - np.logaddexp.reduce(logits)
+    assert tokens[0].logprob == pytest.approx(float(logp.max()), abs=1e-4)
+    assert tokens[0].token == VOCAB[int(logp.argmax())]
+
+
+def test_stop_strings_truncate_the_text_and_its_logprobs(backend: HFBackend) -> None:
+    full = backend.chat("a big red house", max_tokens=12, logprobs=True).completions[0]
+    words = full.text.split()
+    assert words, "the tiny model should say something"
+    stop = f" {words[len(words) // 2]}" if len(words) > 1 else words[0]
+    stops = ["", "never said", stop]  # an empty stop string is ignored
+    cut = backend.chat("a big red house", max_tokens=12, logprobs=True, stop=stops).completions[0]
+    assert cut.text == full.text[: full.text.index(stop)] and stop not in cut.text
+    assert cut.finish_reason == "stop" and len(cut.text) < len(full.text)
+    assert cut.logprobs is not None and full.logprobs is not None
+    kept = len(cut.logprobs)
+    assert cut.logprobs == full.logprobs[:kept]  # the tokens before the stop string
+    assert " ".join(t.token for t in cut.logprobs if t.token not in SPECIAL) == cut.text.strip()
+    assert stop.strip() in full.logprobs[kept].token  # the first token left out starts it
+
+
+def test_a_chat_template_is_used_when_the_tokenizer_has_one(backend: HFBackend) -> None:
+    backend.tokenizer.chat_template = TEMPLATE
+    try:
+        result = backend.chat([Message("user", "the cat")], max_tokens=2)
+    finally:
+        backend.tokenizer.chat_template = None
+    rendered = backend.tokenizer("<user> the cat <assistant>")["input_ids"]
+    assert result.usage.prompt_tokens == len(rendered) == 8
+    plain = "user : the cat assistant :"
+    assert result.usage.prompt_tokens != len(plain.split())
+
+
+def test_embeddings_are_mean_pooled_over_real_tokens(backend: HFBackend) -> None:
+    with metered() as meter:
+        vectors = backend.embed(["the cat", "a big blue bird flew under the tree"])
+    assert vectors.shape == (2, 16) and vectors.dtype == np.float32
+    assert meter.total.calls == 1 and meter.total.prompt_tokens == 2 + 8
+    alone = backend.embed(["the cat"])
+    np.testing.assert_allclose(vectors[0], alone[0], atol=1e-5)  # padding does not leak in
+    hidden = backend.hidden_states("the cat")
+    assert hidden.shape == (2, 16) and hidden.dtype == np.float32
+    np.testing.assert_allclose(hidden.mean(0), alone[0], atol=1e-5)
+
+
+def test_logits_and_hidden_states_are_counted(backend: HFBackend) -> None:
+    with metered() as meter:
+        backend.next_token_logits("the cat sat")
+        backend.hidden_states("the cat sat on")
+    assert (meter.total.calls, meter.total.prompt_tokens) == (2, 7)
+
+
+def test_a_missing_folder_is_unavailable(tmp_path: Path) -> None:
+    with pytest.raises(BackendUnavailable, match="found nothing at that path"):
+        HFBackend(tmp_path / "absent")
+
+
+def test_a_folder_without_weights_is_unavailable(tmp_path: Path, model_dir: Path) -> None:
+    (tmp_path / "config.json").write_text((model_dir / "config.json").read_text())
+    with pytest.raises(BackendUnavailable, match=r"config\.json and weights .*found a folder with"):
+        HFBackend(tmp_path)
+    (tmp_path / "config.json").unlink()
+    with pytest.raises(BackendUnavailable, match=r"found a folder without config\.json"):
+        HFBackend(tmp_path)
+
+
+def test_a_broken_model_folder_is_unavailable(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "no-such-architecture"}))
+    (tmp_path / "model.safetensors").write_bytes(b"not weights")
+    with pytest.raises(BackendUnavailable, match="cannot load a model from"):
+        HFBackend(tmp_path)
+
+
+def test_bad_options_are_config_errors(model_dir: Path) -> None:
+    with pytest.raises(ConfigError, match="dtype"):
+        HFBackend(model_dir, dtype="float8")
+    with pytest.raises(ConfigError, match="num_threads"):
+        HFBackend(model_dir, num_threads=0)
+    with pytest.raises(ConfigError, match="device"):
+        HFBackend(model_dir, device="warp-drive")
