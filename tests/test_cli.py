@@ -1,0 +1,114 @@
+"""The command line: one-line errors, the driving benchmark's JSON, trace rendering."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from governor.cli import main
+
+SMALL = [
+    "--episodes",
+    "4",
+    "--monitor-states",
+    "40",
+    "--grid-nx",
+    "41",
+    "--grid-ny",
+    "31",
+    "--grid-ntheta",
+    "24",
+]
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GOVERNOR_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+    for name in ("GOVERNOR_BASE_URL", "GOVERNOR_MODEL", "GOVERNOR_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0, err
+    assert "Traceback" not in err
+    return err
+
+
+def test_unknown_flag_is_one_line(capsys: pytest.CaptureFixture[str]):
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "driving", "--episodez", "3"])
+    assert exc.value.code == 2
+    assert "unrecognized arguments: --episodez" in one_error_line(capsys)
+
+
+def test_invalid_parameter_names_what_was_expected(capsys: pytest.CaptureFixture[str]):
+    assert main(["bench", "driving", "--episodes", "0"]) == 2
+    assert "episodes: expected a number in [1, 1e+06], found 0" in one_error_line(capsys)
+
+
+def test_llm_policy_without_endpoint_says_how_to_configure(capsys: pytest.CaptureFixture[str]):
+    assert main(["bench", "driving", "--policy", "llm", *SMALL]) == 2
+    assert "GOVERNOR_BASE_URL" in one_error_line(capsys)
+
+
+def test_unreachable_endpoint_is_one_line(capsys: pytest.CaptureFixture[str]):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again before use: nothing listens there
+    args = ["bench", "driving", "--policy", "llm", "--base-url", f"http://127.0.0.1:{port}/v1"]
+    assert main([*args, "--model", "m", "--timeout", "1", *SMALL]) == 2
+    assert "cannot reach" in one_error_line(capsys)
+
+
+def test_bench_driving_writes_json_plot_and_trace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    out = tmp_path / "driving.json"
+    plot = tmp_path / "driving.png"
+    trace = tmp_path / "trace.sqlite"
+    args = [
+        "bench",
+        "driving",
+        *SMALL,
+        "--json",
+        str(out),
+        "--plot",
+        str(plot),
+        "--trace",
+        str(trace),
+    ]
+    assert main(args) == 0
+    result = json.loads(out.read_text())
+    assert {"rows", "monitor", "grid_seconds"} <= set(result)
+    rows = {(r["policy"], r["guard"]): r for r in result["rows"]}
+    assert set(rows) == {
+        (p, g) for p in ("nominal", "erratic") for g in ("none", "myopic_stop", "exact_filter")
+    }
+    for r in rows.values():
+        assert {
+            "policy",
+            "guard",
+            "episodes",
+            "success_rate",
+            "failure_rate",
+            "intervention_rate",
+            "mean_steps",
+        } <= set(r)
+        assert r["episodes"] == 4 and 0 <= r["success_rate"] + r["failure_rate"] <= 1
+    assert rows[("nominal", "none")]["intervention_rate"] == 0
+    assert set(result["monitor"]) >= {"states", "agreement", "false_safe_rate"}
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    capsys.readouterr()
+    assert main(["trace", "show", str(trace)]) == 0
+    assert "nominal-none-0" in capsys.readouterr().out
+
+
+def test_trace_show_of_a_missing_file_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    assert main(["trace", "show", str(tmp_path / "nope.jsonl")]) == 2
+    assert "nope.jsonl" in one_error_line(capsys)
