@@ -114,7 +114,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    console = Console()
+    # Wide enough for the benchmark tables when the output goes to a file or a pipe.
+    console = Console(width=None if sys.stdout.isatty() else 120)
     try:
         return run(args, console)
     except GovernorError as exc:

@@ -32,7 +32,9 @@ class Message:
         if self.role not in ROLES:
             raise ConfigError(f"message role: {expected(' or '.join(ROLES), self.role)}")
         if not isinstance(self.content, str):
-            raise ConfigError(f"message content: {expected('a string', type(self.content).__name__)}")
+            raise ConfigError(
+                f"message content: {expected('a string', type(self.content).__name__)}"
+            )
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,9 @@ class Backend(ABC):
                 stop=tuple(stop or ()),
             )
         except BackendError as exc:
-            record_llm_call(Usage(calls=getattr(exc, "requests", 1), seconds=time.perf_counter() - start))
+            record_llm_call(
+                Usage(calls=getattr(exc, "requests", 1), seconds=time.perf_counter() - start)
+            )
             raise
         except Exception as exc:  # a backend bug still fails as a backend error, counted
             record_llm_call(Usage(calls=1, seconds=time.perf_counter() - start))
@@ -131,7 +135,9 @@ class Backend(ABC):
         try:
             vectors, usage = self._embed(items)
         except BackendError as exc:
-            record_llm_call(Usage(calls=getattr(exc, "requests", 1), seconds=time.perf_counter() - start))
+            record_llm_call(
+                Usage(calls=getattr(exc, "requests", 1), seconds=time.perf_counter() - start)
+            )
             raise
         except Exception as exc:  # a backend bug still fails as a backend error, counted
             record_llm_call(Usage(calls=1, seconds=time.perf_counter() - start))

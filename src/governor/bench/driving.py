@@ -235,7 +235,7 @@ def run(
                 total=len(names) * len(GUARDS) * len(starts),
                 desc="driving",
                 unit="ep",
-                disable=not progress,
+                disable=None if progress else True,
             )
         )
         for name in names:
@@ -277,8 +277,8 @@ def table_lines(result: dict[str, Any]) -> Iterator[list[str]]:
         "success",
         "failure",
         "stopped",
-        "interventions",
-        "mean steps",
+        "intervened",
+        "steps",
     ]
     for r in result["rows"]:
         yield [

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -58,9 +59,9 @@ def write_index(folder: Path, title: str, sections: Sequence[Section]) -> Path:
 
 
 def print_table(console: Console, title: str, rows: Sequence[Sequence[str]]) -> None:
-    table = Table(title=title)
+    table = Table(title=title, box=box.SIMPLE_HEAD)
     for i, name in enumerate(rows[0]):
-        table.add_column(name, justify="left" if i < 2 else "right")
+        table.add_column(name, justify="left" if i < 2 else "right", no_wrap=True)
     for row in rows[1:]:
         table.add_row(*row)
     console.print(table)

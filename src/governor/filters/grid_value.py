@@ -119,7 +119,9 @@ def value_iteration(
     n = level.shape[0]
     value = level.copy()
     iters = 0
-    with tqdm(total=spec.max_iters, desc="safety value", disable=not progress, leave=False) as bar:
+    with tqdm(
+        total=spec.max_iters, desc="safety value", disable=None if progress else True, leave=False
+    ) as bar:
         while iters < spec.max_iters:
             q = np.minimum(next_level, matrix @ value + offset).reshape(3, n).max(axis=0)
             new = np.where(terminal, level, np.minimum(level, q))
