@@ -164,7 +164,7 @@ def test_regeneration_is_bounded_then_fallback():
     _, d = decide(policy, [Below(5)], fallback, max_regenerations=3, stop_on_repeat=False)
     assert policy.calls == 4 and len(d.attempts) == 4
     assert d.kind is DecisionKind.FALLBACK and d.action == -1
-    assert d.cause is RejectionCause.EMPTY and "regeneration budget" in d.reason
+    assert d.cause is RejectionCause.EMPTY and "after 3 regeneration(s)" in d.reason
     assert [v.constraint for v in fallback.seen[0]] == ["below"]
 
 

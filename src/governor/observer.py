@@ -113,7 +113,7 @@ class Observer:
                 why = f"no progress: the same violation twice ({', '.join(sorted(signature))})"
                 return self._fall_back(traj, attempts, (attempt.cause, why), log)
             if n == cfg.max_regenerations:
-                why = f"{attempt.cause}: regeneration budget spent ({n} regenerations)"
+                why = f"{attempt.cause}" + (f" after {n} regeneration(s)" if n else "")
                 return self._fall_back(traj, attempts, (attempt.cause, why), log)
             if deadline is not None and time.monotonic() >= deadline:
                 why = f"time budget of {cfg.time_budget_s} s spent"

@@ -239,12 +239,24 @@ def _few(ids: Sequence[str], n: int = 8) -> str:
     return ", ".join(ids[:n]) + more
 
 
+# Summary keys the header already shows from the decisions themselves.
+SHOWN_BELOW = {
+    "outcome",
+    "steps",
+    "interventions",
+    "regenerations",
+    "decisions",
+    "llm_calls",
+    "tokens",
+}
+
+
 def _header(episode: str, stats: Mapping[str, Any], summary: Mapping[str, Any]) -> Text:
     text = Text.assemble(("episode ", "bold"), (episode, "bold"), f" · {stats['steps']} steps")
     if "outcome" in summary:
         text.append(" · outcome: ").append(str(summary["outcome"]), "bold")
     for key, value in summary.items():
-        if key != "outcome":
+        if key not in SHOWN_BELOW:
             text.append(f" · {key}: {_show(value, 40)}")
     text.append("\ndecisions:")
     for kind, count in sorted(stats["kinds"].items(), key=lambda kc: -kc[1]):
@@ -288,6 +300,7 @@ def _table(records: Sequence[Mapping[str, Any]], verbose: bool, width: int) -> T
     table = Table(box=box.SIMPLE_HEAD, show_edge=False)
     for name in ("t", "decision", "action", "verdicts", "ms", "LLM", "feedback / reason"):
         table.add_column(name, justify="right" if name in ("t", "ms", "LLM") else "left")
+    table.columns[-1].overflow = "fold"  # reasons are never cut, only wrapped
     table.columns[2].max_width = max(12, width // 6)
     table.columns[3].max_width = max(16, width // 5)
     for r in records:
@@ -298,6 +311,8 @@ def _table(records: Sequence[Mapping[str, Any]], verbose: bool, width: int) -> T
         feedback = (r.get("feedback") or {}).get("text")
         notes = [r.get("reason"), feedback and f"feedback: {feedback}"]
         notes += [f"error: {e}" for e in r.get("errors") or []]
+        if r.get("extra"):  # what the caller recorded beside the decision, e.g. the state
+            notes.append(f"context: {_show(r['extra'])}")
         note = "\n".join(n if verbose else _clip(n, 60) for n in notes if n)
         cells: list[str | Text] = [str(r.get("t")), Text(kind, KIND_STYLES.get(kind, ""))]
         cells += [_show(r.get("action"), None if verbose else 30), verdicts]

@@ -154,7 +154,7 @@ def run_pair(
 
 
 def _state_extra(traj: Trajectory) -> dict[str, Any]:
-    return {"state": [round(float(v), 4) for v in traj.observation["state"]]}
+    return {"state": [round(float(v), 3) for v in traj.observation["state"]]}
 
 
 def monitor_report(gv: GridValue, n: int, seed: int, margin: float) -> dict[str, Any]:
