@@ -47,7 +47,7 @@ def build_parser() -> Parser:
 
     demo = sub.add_parser("demo", help="run the offline demo and write a report folder")
     demo.add_argument("--out", type=Path, default=Path("governor-report"), help="report folder")
-    demo.add_argument("--episodes", type=int, default=40, help="episodes per policy and guard")
+    demo.add_argument("--episodes", type=int, default=100, help="episodes per policy and guard")
     demo.add_argument("--seed", type=int, default=0)
 
     bench = sub.add_parser("bench", help="run a benchmark").add_subparsers(

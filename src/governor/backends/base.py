@@ -54,6 +54,19 @@ class Completion:
 
 
 @dataclass(frozen=True)
+class ChatRequest:
+    """One validated chat request, as a backend receives it."""
+
+    messages: tuple[Message, ...]
+    n: int
+    temperature: float
+    max_tokens: int
+    logprobs: bool  # also true when top_logprobs > 0
+    top_logprobs: int
+    stop: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ChatResult:
     """The completions of one request. ``usage.calls`` counts the requests it took (retries too)."""
 
@@ -106,13 +119,15 @@ class Backend(ABC):
         start = time.perf_counter()
         try:
             result = self._chat(
-                msgs,
-                n=n,
-                temperature=temperature,
-                max_tokens=max_tokens,
-                logprobs=logprobs or top_logprobs > 0,
-                top_logprobs=top_logprobs,
-                stop=tuple(stop or ()),
+                ChatRequest(
+                    msgs,
+                    n,
+                    temperature,
+                    max_tokens,
+                    logprobs or top_logprobs > 0,
+                    top_logprobs,
+                    tuple(stop or ()),
+                )
             )
         except BackendError as exc:
             record_llm_call(
@@ -153,17 +168,7 @@ class Backend(ABC):
         """Raise a BackendError when the backend cannot be used at all. Makes no LLM call."""
 
     @abstractmethod
-    def _chat(
-        self,
-        messages: tuple[Message, ...],
-        *,
-        n: int,
-        temperature: float,
-        max_tokens: int,
-        logprobs: bool,
-        top_logprobs: int,
-        stop: tuple[str, ...],
-    ) -> ChatResult:
+    def _chat(self, request: ChatRequest) -> ChatResult:
         """Do the call; ``usage.seconds`` is filled in by :meth:`chat`."""
 
     def _embed(self, texts: list[str]) -> tuple[np.ndarray, Usage]:

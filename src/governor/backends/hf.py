@@ -15,7 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from governor.backends.base import Backend, ChatResult, Completion, Message, TokenLogprob
+from governor.backends.base import (
+    Backend,
+    ChatRequest,
+    ChatResult,
+    Completion,
+    Message,
+    TokenLogprob,
+)
 from governor.core import Usage, record_llm_call
 from governor.errors import BackendUnavailable, ConfigError, expected
 
@@ -78,17 +85,14 @@ class HFBackend(Backend):
 
     # ------------------------------------------------------------------ the Backend interface
 
-    def _chat(
-        self,
-        messages: tuple[Message, ...],
-        *,
-        n: int,
-        temperature: float,
-        max_tokens: int,
-        logprobs: bool,
-        top_logprobs: int,
-        stop: tuple[str, ...],
-    ) -> ChatResult:
+    def _chat(self, request: ChatRequest) -> ChatResult:
+        messages, n, temperature = request.messages, request.n, request.temperature
+        max_tokens, logprobs, top_logprobs, stop = (
+            request.max_tokens,
+            request.logprobs,
+            request.top_logprobs,
+            request.stop,
+        )
         from transformers import GenerationConfig
 
         torch = self._torch

@@ -16,7 +16,13 @@ from typing import Any, TypeVar
 import httpx
 import numpy as np
 
-from governor.backends.base import Backend, ChatResult, Completion, Message, TokenLogprob
+from governor.backends.base import (
+    Backend,
+    ChatRequest,
+    ChatResult,
+    Completion,
+    TokenLogprob,
+)
 from governor.config import BackendConfig
 from governor.core import Usage
 from governor.errors import (
@@ -86,17 +92,14 @@ class OpenAIBackend(Backend):
                 response.status_code,
             )
 
-    def _chat(
-        self,
-        messages: tuple[Message, ...],
-        *,
-        n: int,
-        temperature: float,
-        max_tokens: int,
-        logprobs: bool,
-        top_logprobs: int,
-        stop: tuple[str, ...],
-    ) -> ChatResult:
+    def _chat(self, request: ChatRequest) -> ChatResult:
+        messages, n, temperature = request.messages, request.n, request.temperature
+        max_tokens, logprobs, top_logprobs, stop = (
+            request.max_tokens,
+            request.logprobs,
+            request.top_logprobs,
+            request.stop,
+        )
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": m.role, "content": m.content} for m in messages],

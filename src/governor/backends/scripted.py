@@ -12,7 +12,14 @@ from threading import Lock
 
 import numpy as np
 
-from governor.backends.base import Backend, ChatResult, Completion, Message, word_tokens
+from governor.backends.base import (
+    Backend,
+    ChatRequest,
+    ChatResult,
+    Completion,
+    Message,
+    word_tokens,
+)
 from governor.core import Usage
 from governor.errors import BackendError
 
@@ -42,17 +49,8 @@ class ScriptedBackend(Backend):
             raise reply
         return reply(messages) if callable(reply) else reply
 
-    def _chat(
-        self,
-        messages: tuple[Message, ...],
-        *,
-        n: int,
-        temperature: float,
-        max_tokens: int,
-        logprobs: bool,
-        top_logprobs: int,
-        stop: tuple[str, ...],
-    ) -> ChatResult:
+    def _chat(self, request: ChatRequest) -> ChatResult:
+        messages, n = request.messages, request.n
         self.requests.append(messages)
         texts = [self._next(messages) for _ in range(n)]
         prompt = sum(word_tokens(m.content) for m in messages)

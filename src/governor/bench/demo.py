@@ -74,7 +74,7 @@ def driving_section(result: dict[str, Any]) -> Section:
 
 
 def run_demo(
-    out: Path, *, episodes: int = 40, seed: int = 0, console: Console | None = None
+    out: Path, *, episodes: int = 100, seed: int = 0, console: Console | None = None
 ) -> Path:
     """Run the offline demo into ``out``; returns the index.html path."""
     console = console or Console()
