@@ -1,0 +1,63 @@
+"""Overlays: rules over conversation features, calibrated on human data (the Grounded Observer).
+
+Features (:mod:`governor.overlays.features`) turn a dialogue and a candidate reply into numbers;
+overlays (:mod:`governor.overlays.rules`, loaded from YAML by :func:`load_overlays`) bound them
+with a rigidity epsilon; :class:`OverlayConstraint` puts each overlay in the runtime loop;
+:func:`calibrate` estimates the bounds from human corpora (:mod:`governor.overlays.corpora`). The
+shipped small-talk set is ``smalltalk.yaml`` (:data:`DEFAULT_OVERLAYS`).
+"""
+
+from governor.overlays.calibrate import calibrate, human_acceptance
+from governor.overlays.constraint import (
+    OverlayConstraint,
+    overlay_constraints,
+    repeated_violations,
+)
+from governor.overlays.corpora import CORPORA, HumanTurn, load_turns, split_of
+from governor.overlays.features import (
+    FEATURES,
+    Dialogue,
+    Feature,
+    Measurement,
+    Resources,
+    Turn,
+    measure,
+    measure_all,
+)
+from governor.overlays.features.speed import feature_speed
+from governor.overlays.loader import (
+    DEFAULT_OVERLAYS,
+    load_overlays,
+    load_resources,
+    parse_overlays,
+)
+from governor.overlays.rules import Bounds, Condition, Overlay, Scope
+
+__all__ = [
+    "CORPORA",
+    "DEFAULT_OVERLAYS",
+    "FEATURES",
+    "Bounds",
+    "Condition",
+    "Dialogue",
+    "Feature",
+    "HumanTurn",
+    "Measurement",
+    "Overlay",
+    "OverlayConstraint",
+    "Resources",
+    "Scope",
+    "Turn",
+    "calibrate",
+    "feature_speed",
+    "human_acceptance",
+    "load_overlays",
+    "load_resources",
+    "load_turns",
+    "measure",
+    "measure_all",
+    "overlay_constraints",
+    "parse_overlays",
+    "repeated_violations",
+    "split_of",
+]

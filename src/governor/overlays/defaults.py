@@ -1,0 +1,122 @@
+"""The small-talk overlay set before calibration: which feature, which side, which words.
+
+Numbers are filled in by :func:`governor.overlays.calibrate.calibrate` from human corpora: a
+``max`` rule's bound is the ``bound`` quantile of human values and its hard limit the ``reject``
+quantile (epsilon is the gap); a ``min`` rule mirrors this at the low end. Condition thresholds
+are design choices, not estimates: VADER's compound below -0.3 reads as clearly negative, and a
+request is a yes/no flag.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+
+@dataclass(frozen=True)
+class RuleTemplate:
+    """One overlay without its numbers (see the loader for the meaning of the fields)."""
+
+    name: str
+    feature: str
+    side: Literal["min", "max"]
+    descriptor: str
+    feedback: str
+    kind: str = "prohibitory"
+    scope: Any = "turn"
+    priority: int = 0
+    condition: str | None = None
+    target: str | None = None
+
+
+SMALL_TALK: tuple[RuleTemplate, ...] = (
+    RuleTemplate(
+        "brevity",
+        "word_count",
+        "max",
+        "response too long for small talk: {value:.0f} words, humans rarely exceed {max:.0f}",
+        "reply in one or two short sentences",
+        priority=3,
+    ),
+    RuleTemplate(
+        "detail_on_request",
+        "word_count",
+        "max",
+        "the user asked for detail, so up to {max:.0f} words are fine",
+        "",
+        kind="permissive",
+        condition="user_request >= 1",
+        target="brevity",
+    ),
+    RuleTemplate(
+        "assistance",
+        "assistance",
+        "max",
+        "sounds like an assistant offering help, not a conversation partner"
+        " (assistance {value:.2f})",
+        "do not offer help, lists or information; just chat",
+        priority=3,
+    ),
+    RuleTemplate(
+        "unsolicited_advice",
+        "advice",
+        "max",
+        "advice nobody asked for: {value:.0f} sentence(s) telling the user what to do",
+        "share a thought or an experience instead of advice",
+        priority=3,
+    ),
+    RuleTemplate(
+        "questions",
+        "questions",
+        "max",
+        "too many questions at once: {value:.0f}, humans rarely ask more than {max:.0f}",
+        "ask at most one question",
+        priority=2,
+    ),
+    RuleTemplate(
+        "specificity",
+        "specificity",
+        "max",
+        "too specific for small talk: {value:.2f} (names, numbers, details),"
+        " humans rarely exceed {max:.2f}",
+        "drop the names, figures and details; keep it general",
+        priority=2,
+    ),
+    RuleTemplate(
+        "tone",
+        "tone",
+        "min",
+        "tone too negative for small talk: {value:.2f}, humans rarely go below {min:.2f}",
+        "keep it light and friendly",
+        priority=2,
+    ),
+    RuleTemplate(
+        "comfort_first",
+        "suggestions",
+        "max",
+        "suggestions while the user sounds upset: {value:.0f} sentence(s)",
+        "acknowledge how they feel first, in a sentence or two, without suggestions",
+        kind="transfer",
+        condition="user_affect < -0.3",
+        priority=2,
+    ),
+    RuleTemplate(
+        "recent_brevity",
+        "word_count",
+        "max",
+        "replies have been long for a while: {value:.0f} words on average over the last three,"
+        " humans rarely exceed {max:.0f}",
+        "keep the next replies short",
+        scope={"last_n": 3},
+        priority=1,
+    ),
+    RuleTemplate(
+        "length_drift",
+        "word_count_drift",
+        "max",
+        "replies keep getting longer: {value:+.1f} words per turn, humans rarely exceed {max:+.1f}",
+        "bring the length back down to a sentence or two",
+        scope="trajectory",
+        priority=1,
+    ),
+)

@@ -1,0 +1,104 @@
+"""Text analysis shared by the features: words, sentences, tags, word rarity, sentiment.
+
+Everything here works offline from data shipped inside the packages: TextBlob's pattern tagger
+(its lexicon files, no NLTK data), ``wordfreq``'s frequency lists and VADER's lexicon. The models
+load lazily on first use and results are memoised per text (bounded caches of pure functions).
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from functools import lru_cache
+from typing import Any
+
+_WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)*")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
+_CACHE = 8192
+
+_STOPWORDS = """a about above after again all am an and any are as at be because been being but by can
+    could did do does doing don't for from had has have having he her here hers him his how i i'd
+    i'll i'm i've if in into is it it's its just me more most my no nor not of off on once only or
+    other our ours out over own same she should so some such than that that's the their them then
+    there these they this those through to too under until up very was we were what when where
+    which while who whom why will with would you you'd you're your yours yeah yes oh um uh well
+    like really know think get got go going one lot much also okay ok sure thing things"""
+STOPWORDS = frozenset(_STOPWORDS.split())
+
+
+def words(text: str) -> list[str]:
+    """Word tokens: runs of letters and digits, with apostrophe contractions kept whole."""
+    return _WORD.findall(text)
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences split at ``.``, ``!``, ``?`` followed by space, and at line breaks."""
+    return [s for s in (p.strip() for p in _SENTENCE_END.split(text)) if s]
+
+
+def stem(word: str) -> str:
+    """A crude stem: lower case without a plural or verb suffix (for lexical overlap only)."""
+    w = word.lower().replace("’", "'")
+    for suffix in ("'s", "ing", "ed", "es", "s"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            return w[: -len(suffix)]
+    return w
+
+
+@lru_cache(maxsize=_CACHE)
+def content_stems(text: str) -> frozenset[str]:
+    """Stems of the words that are not stop words (lexical proxies use these)."""
+    return frozenset(stem(w) for w in words(text) if w.lower() not in STOPWORDS and len(w) > 1)
+
+
+@lru_cache(maxsize=1)
+def _tagger() -> Any:
+    # TextBlob's pattern lexicon reader leaves its files to the garbage collector; the
+    # ResourceWarnings that follow on load are the library's, so they are silenced here only.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        import textblob.en as tb_en
+
+        tb_en.tag("Load the Zxqvian lexicon in Ouagadougou, flimbering quickly.")
+    return tb_en
+
+
+@lru_cache(maxsize=_CACHE)
+def tags(text: str) -> tuple[tuple[str, str], ...]:
+    """Penn Treebank part-of-speech tags from TextBlob's pattern tagger (no NLTK data)."""
+    if not text.strip():
+        return ()
+    return tuple((w, t) for w, t in _tagger().tag(text))
+
+
+@lru_cache(maxsize=1)
+def _zipf() -> Any:
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency
+
+
+@lru_cache(maxsize=65536)
+def zipf(word: str) -> float:
+    """Zipf frequency of an English word (log10 per billion words; 0 if unseen)."""
+    return float(_zipf()(word.lower(), "en"))
+
+
+@lru_cache(maxsize=1)
+def _vader() -> Any:
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+    return SentimentIntensityAnalyzer()
+
+
+@lru_cache(maxsize=_CACHE)
+def compound(text: str) -> float:
+    """VADER's compound sentiment of a text, in [-1, 1]."""
+    return float(_vader().polarity_scores(text)["compound"]) if text.strip() else 0.0
+
+
+def warm_up() -> None:
+    """Load the tagger, the frequency lists and VADER now rather than on first use."""
+    tags("Warm up the tagger in Paris.")
+    zipf("warm")
+    compound("warm up")
