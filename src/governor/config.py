@@ -197,3 +197,23 @@ def _scalar(kind: Any) -> Any:
         args = [a for a in typing.get_args(kind) if a is not type(None)]
         return args[0] if len(args) == 1 else None
     return kind
+
+
+# What `add_subparsers` returns; command modules add their parsers to one of these.
+Subcommands = argparse._SubParsersAction
+
+
+def add_backend_args(parser: argparse.ArgumentParser) -> None:
+    """The LLM endpoint flags every command that talks to a model shares."""
+    group = parser.add_argument_group("LLM endpoint (flags override GOVERNOR_* variables)")
+    group.add_argument("--base-url", help="OpenAI-compatible base URL (GOVERNOR_BASE_URL)")
+    group.add_argument("--model", help="model name (GOVERNOR_MODEL)")
+    group.add_argument("--api-key", help="API key (GOVERNOR_API_KEY)")
+    group.add_argument("--timeout", type=float, help="seconds per HTTP request (default 60)")
+
+
+def backend_config_from_args(args: argparse.Namespace) -> BackendConfig:
+    """The endpoint from the environment, overridden by the flags of :func:`add_backend_args`."""
+    return BackendConfig.from_env(
+        base_url=args.base_url, model=args.model, api_key=args.api_key, timeout_s=args.timeout
+    )

@@ -7,6 +7,7 @@ depth-first search over action sequences on the true dynamics.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import math
 import statistics
@@ -17,11 +18,22 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+from rich.console import Console
 from tqdm import tqdm
 
 from governor.agents.driving import ErraticPolicy, LLMDrivingPolicy, NominalController
 from governor.backends import Backend, backend_from_config
-from governor.config import BackendConfig, ObserverConfig, check_range, option
+from governor.config import (
+    BackendConfig,
+    ObserverConfig,
+    Subcommands,
+    add_backend_args,
+    add_dataclass_args,
+    backend_config_from_args,
+    check_range,
+    dataclass_from_args,
+    option,
+)
 from governor.core import Constraint, Fallback, Policy, Trajectory
 from governor.envs.driving import DrivingEnv, DrivingParams
 from governor.filters.exact_search import monitor_agreement
@@ -291,3 +303,38 @@ def table_lines(result: dict[str, Any]) -> Iterator[list[str]]:
             f"{r['intervention_rate']:.1%}",
             f"{r['mean_steps']:.1f}",
         ]
+
+
+def add_parser(bench: Subcommands) -> None:
+    """`governor bench driving`."""
+    drive = bench.add_parser(
+        "driving", help="driving under no guard, a myopic stop, the exact filter"
+    )
+    add_dataclass_args(drive, DrivingBenchConfig)
+    drive.add_argument("--json", type=Path, help="write the results here")
+    drive.add_argument("--plot", type=Path, help="write the safe-set plot (PNG) here")
+    drive.add_argument("--trace", type=Path, help="record every decision (.jsonl or .sqlite)")
+    add_backend_args(drive)
+    drive.set_defaults(handler=run_command)
+
+
+def run_command(args: argparse.Namespace, console: Console) -> int:
+    from governor.bench.demo import write_driving
+    from governor.bench.report import print_table
+
+    cfg = dataclass_from_args(DrivingBenchConfig, args)
+    result = run(cfg, backend_config_from_args(args), trace_path=args.trace)
+    print_table(console, "Driving", list(table_lines(result)))
+    mon = result["monitor"]
+    if mon:
+        console.print(
+            f"monitor: {mon['states']} states, agreement {mon['agreement']:.2%}, "
+            f"false-safe {mon['false_safe_rate']:.2%} (margin {result['margin']:.3f})"
+        )
+    console.print(
+        f"grid value: {result['grid_seconds']:.1f} s"
+        f"{' (cache)' if result['grid_cached'] else ''}; filter decision "
+        f"{result['filter_decision_us_p50']:.1f} µs median"
+    )
+    write_driving(result, args.json, args.plot)
+    return 0
