@@ -45,6 +45,7 @@ def _trace_show(args: argparse.Namespace, console: Console) -> int:
 
 def build_parser() -> Parser:
     from governor.bench import driving
+    from governor.ltl.commands import add_ltl_parser
 
     parser = Parser(prog="governor", description="Runtime guardrails for foundation-model agents.")
     parser.add_argument("--version", action="version", version=f"governor {__version__}")
@@ -69,6 +70,7 @@ def build_parser() -> Parser:
     show.add_argument("--episode", help="episode id (default: the first)")
     show.add_argument("--verbose", action="store_true", help="list every attempt and candidate")
     show.set_defaults(handler=_trace_show)
+    add_ltl_parser(sub)
     return parser
 
 

@@ -1,0 +1,234 @@
+"""Formulas read back in plain English, so a person can check a translation.
+
+The specification patterns are recognised and read as one sentence each ("whenever the agent is
+in the kitchen, it must be in the living room then or later"); any other node is read by its own
+rule. Household propositions are read naturally (``is_open(fridge)``: "the fridge is open",
+``!is_open(fridge)``: "the fridge is closed"); other atoms are quoted. A bare room name is read
+as the agent's location, as in the Safety Chip's formulas.
+"""
+
+from __future__ import annotations
+
+from governor.envs.household_scene import ROOM_NAMES
+from governor.ltl import patterns as pt
+from governor.ltl import syntax as s
+
+_STATE = {  # predicate: (phrase when true, phrase when false)
+    "is_open": ("open", "closed"),
+    "is_switchedon": ("switched on", "switched off"),
+    "is_grabbed": ("held by the agent", "not held by the agent"),
+    "is_touched": ("touched by the agent", "not touched by the agent"),
+}
+_TIMES = {1: "once", 2: "twice"}
+
+
+def _noun(name: str) -> str:
+    return "the " + name.replace("_", " ")
+
+
+def _literal(f: s.Formula) -> tuple[str, str] | None:
+    """(subject, predicate) of an atom or a negated atom: ("the fridge", "closed")."""
+    neg = isinstance(f, s.Not)
+    a = f.arg if isinstance(f, s.Not) else f
+    if not isinstance(a, s.Atom):
+        return None
+    args = a.args
+    if (a.name == "agent_at" and len(args) == 1) or (not args and a.name in ROOM_NAMES):
+        place = args[0] if args else a.name
+        where = ("in " if place in ROOM_NAMES else "at ") + _noun(place)
+        return "the agent", ("not " if neg else "") + where
+    if a.name in _STATE and len(args) == 1:
+        return _noun(args[0]), _STATE[a.name][neg]
+    if a.name in ("is_in", "is_on") and len(args) == 2:
+        where = ("in " if a.name == "is_in" else "on ") + _noun(args[1])
+        return _noun(args[0]), ("not " if neg else "") + where
+    return f"`{a}`", "false" if neg else "true"
+
+
+def _is(subject: str, predicate: str) -> str:
+    return f"{subject} {'are' if subject == 'you' else 'is'} {predicate}"
+
+
+def state(f: s.Formula) -> str:
+    """A clause saying that ``f`` holds now: "the fridge is open"."""
+    lit = _literal(f)
+    if lit is not None:
+        return _is(*lit)
+    if isinstance(f, s.And | s.Or):
+        joiner = " and " if isinstance(f, s.And) else " or "
+        return joiner.join(state(x) for x in f.args)
+    return f"({english(f)})"
+
+
+def _must(f: s.Formula, when: str = "", subject: str | None = None) -> str:
+    """The literal's subject must be its predicate ``when``; any other formula must hold then."""
+    lit = _literal(f)
+    tail = f" {when}" if when else ""
+    if lit is None:
+        return f"{state(f)} must hold{tail}"
+    who = "it" if subject == lit[0] else lit[0]
+    if lit[1].startswith("not "):
+        return f"{who} must not be {lit[1][4:]}{tail}"
+    return f"{who} must be {lit[1]}{tail}"
+
+
+def _never(f: s.Formula, tail: str = "", word: str = "never", subject: str | None = None) -> str:
+    lit = _literal(f)
+    if lit is None:
+        return f"it must {word} be that {state(f)}{tail}"
+    return f"{'it' if subject == lit[0] else lit[0]} must {word} be {lit[1]}{tail}"
+
+
+def _has_been(f: s.Formula, subject: str | None = None) -> str:
+    lit = _literal(f)
+    if lit is None:
+        return f"{state(f)} has held"
+    return f"{'it' if subject == lit[0] else lit[0]} has been {lit[1]}"
+
+
+def _subject(f: s.Formula) -> str | None:
+    lit = _literal(f)
+    return lit[0] if lit else None
+
+
+def count_of(f: s.Formula) -> tuple[s.Formula, int] | None:
+    """``(a, n)`` when ``f`` is ``lower_restricted_avoidance(a, n)``."""
+    if not isinstance(f, s.Eventually):
+        return None
+    inner = f.arg
+    if (
+        isinstance(inner, s.And)
+        and len(inner.args) == 2
+        and isinstance(inner.args[1], s.Until)
+        and isinstance(inner.args[1].right, s.And)
+        and len(inner.args[1].right.args) == 2
+        and isinstance(inner.args[1].right.args[1], s.Until)
+    ):
+        a = inner.args[0]
+        rest = count_of(inner.args[1].right.args[1].right)
+        if rest is not None and rest[0] == a and f == pt.lower_restricted_avoidance(a, rest[1] + 1):
+            return a, rest[1] + 1
+    return (inner, 1) if _literal(inner) is not None else None
+
+
+def _times(n: int) -> str:
+    return _TIMES.get(n, f"{n} times")
+
+
+def _visits(a: s.Formula, modal: str, bound: str) -> str:
+    """The subject, ``modal`` be, the predicate and ``bound``; an unbroken stretch counts once."""
+    lit = _literal(a)
+    what = f"{lit[0]} {modal} be {lit[1]}" if lit else f"{state(a)} {modal} hold"
+    return f"{what} {bound} (an unbroken stretch counts once)"
+
+
+def pattern_of(f: s.Formula) -> tuple[str, str] | None:
+    """The pattern name (a key of ``PATTERNS``) and its English reading, if ``f`` is one."""
+    if isinstance(f, s.Always):
+        g = f.arg
+        if isinstance(g, s.Not):
+            return "global_avoid", _never(g.arg)
+        if isinstance(g, s.Implies):
+            a, b = g.left, g.right
+            who = _subject(a)
+            if isinstance(b, s.Always) and isinstance(b.arg, s.Not):
+                return (
+                    "future_avoid",
+                    f"once {state(a)}, {_never(b.arg.arg, ' from then on', subject=who)}",
+                )
+            if isinstance(b, s.Eventually):
+                return "delay_react", f"whenever {state(a)}, {_must(b.arg, 'then or later', who)}"
+            if isinstance(b, s.Next):
+                return (
+                    "prompt_react",
+                    f"whenever {state(a)}, {_must(b.arg, 'at the next step', who)}",
+                )
+            if not b.has_future:
+                return "instant_react", f"whenever {state(a)}, {_must(b, 'at the same time', who)}"
+        if isinstance(g, s.Iff):
+            if isinstance(g.right, s.Next):
+                return (
+                    "bound_delay",
+                    f"{state(g.right.arg)} at a step exactly when {state(g.left)} at the step before",
+                )
+            return "bound_react", f"{state(g.left)} exactly when {state(g.right)}"
+    if isinstance(f, s.WeakUntil) and isinstance(f.left, s.Not):
+        b, a = f.left.arg, f.right
+        first = f"{_never(b, ' before', 'not')} {_has_been(a, _subject(b))}"
+        return "precedence", f"{first} (neither has to happen)"
+    if isinstance(f, s.Until) and isinstance(f.left, s.Not):
+        b, a = f.left.arg, f.right
+        first = f"{_never(b, ' before', 'not')} {_has_been(a, _subject(b))}"
+        return "past_avoid", f"{first}, and {_must(a, 'eventually')}"
+    if isinstance(f, s.Until):
+        return (
+            "wait",
+            f"{_must(f.left, 'until')} {state(f.right)}, and {_must(f.right, 'eventually')}",
+        )
+    if isinstance(f, s.Not) and (c := count_of(f.arg)) is not None:
+        a, n = c
+        return "upper_rest_avoid", _never(a) if n == 1 else _visits(
+            a, "may", f"at most {_times(n - 1)}"
+        )
+    if (c := count_of(f)) is not None:
+        a, n = c
+        if n == 1:
+            return "visit", _must(a, "at some point")
+        return "lower_rest_avoid", _visits(a, "must", f"at least {_times(n)}")
+    if isinstance(f, s.And) and len(f.args) == 2 and (c := count_of(f.args[0])):
+        a, n = c
+        if f == pt.exact_restricted_avoidance(a, n):
+            return "exact_rest_avoid", _visits(a, "must", f"exactly {_times(n)}")
+    return None
+
+
+_UNARY = {
+    s.Not: "it is not the case that {}",
+    s.Next: "at the next step, {}",
+    s.WeakNext: "at the next step, if there is one, {}",
+    s.Eventually: "at some step from now on, {}",
+    s.Always: "at every step from now on, {}",
+    s.Yesterday: "at the previous step, {}",
+    s.WeakYesterday: "at the previous step, if there was one, {}",
+    s.Once: "at some step so far, {}",
+    s.Historically: "at every step so far, {}",
+}
+_BINARY = {
+    s.Implies: "if {}, then {}",
+    s.Iff: "{} exactly when {}",
+    s.Until: "{} until {}, which must happen",
+    s.WeakUntil: "{} until {}, or forever",
+    s.Release: "{1} up to and including the first step where {0}, or forever",
+    s.Since: "{1} at some step so far, and {0} at every step after it",
+    s.WeakSince: "{0} at every step so far, or since {1}",
+}
+
+
+def english(f: s.Formula) -> str:
+    """``f`` in plain English."""
+    found = pattern_of(f)
+    if found is not None:
+        return found[1]
+    if isinstance(f, s.Atom) or _literal(f) is not None:
+        return state(f)
+    if isinstance(f, s.Const):
+        return "always true" if f.value else "never true (nothing satisfies it)"
+    if isinstance(f, s.End):
+        return "the trace has ended"
+    if isinstance(f, s.And):
+        return "; and ".join(english(x) for x in f.args)
+    if isinstance(f, s.Or):
+        return "; or ".join(english(x) for x in f.args)
+    if isinstance(f, s.Unary):
+        return _UNARY[type(f)].format(_clause(f.arg))
+    if isinstance(f, s.Binary):
+        return _BINARY[type(f)].format(_clause(f.left), _clause(f.right))
+    raise TypeError(f"english: expected a Formula, found {f!r}")
+
+
+def _clause(f: s.Formula) -> str:
+    if _literal(f) is not None:
+        return state(f)
+    if isinstance(f, s.And | s.Or) and all(_literal(x) is not None for x in f.args):
+        return state(f)
+    return f"({english(f)})"

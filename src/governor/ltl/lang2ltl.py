@@ -1,0 +1,245 @@
+"""Translation through an LLM in the Lang2LTL style, every step validated.
+
+1. Referring expressions: the model lists them as a JSON list of phrases copied from the sentence.
+2. Grounding: the offline grounder first; the model only for the phrases it cannot ground, choosing
+   from the domain's propositions; an unknown proposition is an error naming the known ones.
+3. The lifted sentence (phrases replaced by ``P1``, ``P2``, ...) becomes a formula in infix or
+   prefix syntax over exactly those placeholders; one that does not parse, or leaves one out, is
+   asked for once more with the error.
+4. The groundings are substituted back.
+
+Every model call goes through the backend, so it is counted. A failing call (``BackendError``)
+falls back to :func:`translate_offline`, and the translation's ``method`` says so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from typing import Any
+
+from governor.backends.base import Backend, Message
+from governor.envs.household_scene import name_key
+from governor.errors import BackendError, SpecError, expected
+from governor.ltl import patterns as pt
+from governor.ltl.domain import Domain, proposition_args
+from governor.ltl.english import pattern_of
+from governor.ltl.grounding import ground_phrase
+from governor.ltl.parser import parse, parse_prefix
+from governor.ltl.syntax import Atom, Formula
+from governor.ltl.translate import Translation, substitute, translate_offline
+
+EXTRACT_PROMPT = """\
+You help a person write safety rules for a household robot. Given one rule, list its referring \
+expressions: the shortest phrases that each name one fact about the world that a sensor could \
+check at a moment, such as where the robot is ("go to the kitchen"), the state of an object \
+("the oven is on") or what an action leaves behind ("put the cup in the sink", "shut the door"). \
+Keep each verb with its object. Leave out the words about time, order, counting, permission and \
+negation ("before", "later", "never", "at most twice", "you must", "don't").
+Copy each phrase exactly as it is written in the rule, in the order it appears, each once.
+Answer with a JSON list of strings and nothing else.
+
+Rule: wash the cup before you enter the study
+["wash the cup", "enter the study"]
+Rule: if the oven is on, never leave the kitchen
+["the oven is on", "leave the kitchen"]
+Rule: you may water the plants at most three times
+["water the plants"]"""
+
+GROUND_PROMPT = """\
+You connect phrases from a robot's safety rule to the propositions its sensors report. For each \
+phrase, choose the proposition from the list that is true exactly when the phrase holds or has \
+just been done. Write ! before it for the opposite state (shutting a door: !is_open(door)). Use \
+only propositions from the list, spelled exactly as listed; answer null for a phrase that none \
+of them fits.
+Answer with one JSON object mapping each phrase to its proposition and nothing else.
+
+Propositions:
+{propositions}"""
+
+TRANSLATE_PROMPT = """\
+You translate one rule for a robot into linear temporal logic over a finite sequence of steps. \
+The facts in the rule have been replaced by placeholders P1, P2, ...; a placeholder is true at \
+the steps where its fact holds. Use only the placeholders as atoms, and these operators: \
+! (not), & (and), | (or), -> (implies), <-> (iff), X (at the next step), F (now or at a later \
+step), G (now and at every later step), U (until; the right side must come), W (until, or \
+forever), with parentheses. To count separate stretches where a placeholder holds, write \
+at_most(P1, n), at_least(P1, n) or exactly(P1, n).
+Answer with the formula alone on one line.
+
+Rule: P1 must not happen until P2 has -> !P1 W P2
+Rule: whenever P1, sooner or later P2 -> G(P1 -> F P2)
+Rule: after P1 you may never P2 again -> G(P1 -> G !P2)
+Rule: when P1 holds, so must P2 -> G(P1 -> P2)
+Rule: P1 is forbidden -> G !P1
+Rule: P1 right after P2 -> G(P2 -> X P1)
+Rule: P1 no more than 3 times -> at_most(P1, 3)"""
+
+RETRY_PROMPT = """That formula cannot be used: {error}
+Answer with a corrected formula alone on one line."""
+
+MAX_OFFERED = 150
+"""Most propositions offered to the model in the grounding step."""
+_MACRO = re.compile(r"\b(at_most|at_least|exactly)\s*\(\s*(P\d+)\s*,\s*(\d+)\s*\)")
+_COUNTS = {
+    "at_most": pt.upper_restricted_avoidance,
+    "at_least": pt.lower_restricted_avoidance,
+    "exactly": pt.exact_restricted_avoidance,
+}
+
+
+def translate_llm(sentence: str, domain: Domain, backend: Backend) -> Translation:
+    """Translate one sentence through ``backend``; offline when a model call fails."""
+    try:
+        return _translate(sentence, domain, backend)
+    except BackendError as exc:
+        fallback = translate_offline(sentence, domain)
+        return replace(fallback, method=f"offline (llm failed: {exc})")
+
+
+def _ask(backend: Backend, messages: list[Message]) -> str:
+    return backend.chat(messages, temperature=0.0, max_tokens=300).text
+
+
+def _translate(sentence: str, domain: Domain, backend: Backend) -> Translation:
+    step = "step 1 (referring expressions)"
+    try:
+        phrases = _phrases(sentence, _ask(backend, [_sys(EXTRACT_PROMPT), _user(sentence)]))
+        step = "step 2 (grounding)"
+        grounded = _ground(phrases, domain, backend)
+    except SpecError as exc:
+        return Translation(sentence, None, "llm", error=f"{step}: {exc}")
+    grounding = {p: str(f) for p, f in grounded.items()}
+    names: dict[Formula, str] = {}
+    for phrase in phrases:  # placeholders numbered in the order the phrases appear
+        names.setdefault(grounded[phrase], f"P{len(names) + 1}")
+    lifted = " ".join(sentence.split())
+    for phrase in sorted(phrases, key=len, reverse=True):
+        lifted = re.sub(_whole(phrase), names[grounded[phrase]], lifted, flags=re.IGNORECASE)
+    mapping = {name: f for f, name in names.items()}
+    messages = [_sys(TRANSLATE_PROMPT), _user(lifted)]
+    reply = _ask(backend, messages)
+    try:
+        formula = read_formula(reply, mapping)
+    except SpecError as first:
+        retry = Message("user", RETRY_PROMPT.format(error=first))
+        messages += [Message("assistant", reply), retry]
+        try:
+            formula = read_formula(_ask(backend, messages), mapping)
+        except SpecError as exc:
+            return Translation(
+                sentence, None, "llm", grounding, None,
+                f"step 3 (translation): {exc} (after one retry)", lifted,
+            )  # fmt: skip
+    grounded_formula = substitute(formula, mapping)
+    found = pattern_of(grounded_formula)
+    return Translation(
+        sentence, domain.check(grounded_formula), "llm", grounding,
+        found[0] if found else None, None, lifted, str(formula),
+    )  # fmt: skip
+
+
+def _sys(text: str) -> Message:
+    return Message("system", text)
+
+
+def _user(rule: str) -> Message:
+    return Message("user", f"Rule: {rule}")
+
+
+def _json(text: str, kind: type, what: str) -> Any:
+    body = re.sub(r"^```(?:json)?|```$", "", text.strip()).strip()
+    try:
+        value = json.loads(body)
+    except json.JSONDecodeError:
+        raise SpecError(expected(what, text.strip()[:200])) from None
+    if not isinstance(value, kind):
+        raise SpecError(expected(what, value))
+    return value
+
+
+def _phrases(sentence: str, reply: str) -> list[str]:
+    """Step 1's answer, checked: non-empty phrases, each copied from the sentence."""
+    items = _json(reply, list, "a JSON list of phrases")
+    if not items or not all(isinstance(x, str) and x.strip() for x in items):
+        raise SpecError(expected("a non-empty JSON list of phrases", items))
+    low = " ".join(sentence.lower().split())
+    out = list(dict.fromkeys(" ".join(x.split()) for x in items))
+    for phrase in out:
+        if not re.search(_whole(phrase), low, flags=re.IGNORECASE):
+            raise SpecError(f"expected whole phrases copied from the sentence, found {phrase!r}")
+    return out
+
+
+def _whole(phrase: str) -> str:
+    return rf"(?<!\w){re.escape(phrase)}(?!\w)"
+
+
+def _ground(phrases: list[str], domain: Domain, backend: Backend) -> dict[str, Formula]:
+    """Step 2: the offline grounder first, then the model for the rest, all checked."""
+    out: dict[str, Formula] = {}
+    rest = []
+    for phrase in phrases:
+        found = ground_phrase(phrase, domain)  # raises for an object the domain lacks
+        if found is None:
+            rest.append(phrase)
+        else:
+            out[phrase] = found
+    if not rest:
+        return out
+    offered = "\n".join(f"- {p}" for p in offer(domain, rest))
+    messages = [_sys(GROUND_PROMPT.format(propositions=offered)), Message("user", json.dumps(rest))]
+    answer = _json(_ask(backend, messages), dict, "a JSON object from phrases to propositions")
+    for phrase in rest:
+        value = answer.get(phrase)
+        if not isinstance(value, str):
+            what = f"a proposition for {phrase!r} (known: {', '.join(offer(domain, [phrase]))})"
+            raise SpecError(expected(what, value))
+        f = parse(value)
+        if f.has_future or f.has_past:
+            raise SpecError(expected(f"a proposition for {phrase!r}", value))
+        out[phrase] = domain.check(f)
+    return out
+
+
+def offer(domain: Domain, phrases: list[str]) -> list[str]:
+    """The propositions offered for ``phrases``: all of a small domain; else the rooms and those
+    about objects whose names occur in the phrases."""
+    if len(domain.propositions) <= MAX_OFFERED:
+        return domain.propositions
+    keys = [name_key(p) for p in phrases]
+    objs = {o for o in domain.objects if any(name_key(o) in k for k in keys)}
+    near = [p for p in domain.propositions if p in domain.rooms or objs & set(proposition_args(p))]
+    return near[:MAX_OFFERED]
+
+
+def read_formula(reply: str, placeholders: dict[str, Formula]) -> Formula:
+    """The formula in a model's reply (infix, or prefix), over the placeholders only."""
+    lines = [x.strip().strip("`").strip() for x in reply.strip().splitlines()]
+    lines = [x for x in lines if x and not x.startswith("```")]
+    text = re.sub(r"^(?:formula|answer)\s*:\s*", "", lines[0] if lines else "", flags=re.I)
+    macros: dict[str, Formula] = {}
+
+    def macro(m: re.Match[str]) -> str:
+        name = f"M{len(macros) + 1}"
+        macros[name] = _COUNTS[m.group(1)](Atom(m.group(2)), int(m.group(3)))
+        return name
+
+    text = _MACRO.sub(macro, text)
+    try:
+        formula = parse(text)
+    except SpecError as exc:
+        try:
+            formula = parse_prefix(text)
+        except SpecError:
+            raise exc from None
+    formula = substitute(formula, macros)
+    unknown = sorted(formula.atom_labels() - set(placeholders))
+    if unknown:
+        what = f"only the placeholders {', '.join(placeholders)} as atoms"
+        raise SpecError(expected(what, ", ".join(unknown)))
+    missing = sorted(set(placeholders) - formula.atom_labels())
+    if missing:  # a fact of the rule left out of its formula
+        raise SpecError(expected(f"every placeholder ({', '.join(placeholders)})", missing))
+    return formula
