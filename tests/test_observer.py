@@ -120,7 +120,7 @@ def test_admissible_candidate_is_executed_with_its_verdicts():
     assert d.kind is DecisionKind.EXECUTE and d.action == 3
     assert [v.constraint for v in d.verdicts] == ["below"] and d.verdicts[0].margin == 2
     assert not d.intervened and d.regenerations == 0
-    assert set(d.latency) == {"propose", "check"}
+    assert set(d.latency) == {"propose", "check", "feedback"}
 
 
 def test_first_admissible_in_preference_order_is_chosen():

@@ -44,7 +44,12 @@ def _trace_show(args: argparse.Namespace, console: Console) -> int:
 
 
 def build_parser() -> Parser:
-    from governor.bench import driving
+    from governor.bench import driving, smalltalk
+    from governor.conversation.commands import (
+        add_audit_parser,
+        add_calibrate_parser,
+        add_chat_parser,
+    )
     from governor.ltl.commands import add_ltl_parser
 
     parser = Parser(prog="governor", description="Runtime guardrails for foundation-model agents.")
@@ -61,6 +66,7 @@ def build_parser() -> Parser:
         dest="bench", required=True, parser_class=Parser
     )
     driving.add_parser(bench)
+    smalltalk.add_parser(bench)
 
     trace = sub.add_parser("trace", help="inspect decision traces").add_subparsers(
         dest="trace", required=True, parser_class=Parser
@@ -71,6 +77,9 @@ def build_parser() -> Parser:
     show.add_argument("--verbose", action="store_true", help="list every attempt and candidate")
     show.set_defaults(handler=_trace_show)
     add_ltl_parser(sub)
+    add_chat_parser(sub)
+    add_audit_parser(sub)
+    add_calibrate_parser(sub)
     return parser
 
 

@@ -4,13 +4,15 @@ Implicit feedback rides along with an accepted action whose verdicts were within
 past a boundary; forced feedback asks for a regeneration after a rejection. The default writer
 fills templates and makes no LLM call. :class:`LLMFeedbackWriter` merges the descriptors into one
 directive through a backend (its calls are counted like every other); when that call fails it
-falls back to the templates, since feedback steers but never decides what is executed.
+falls back to the templates, since feedback steers but never decides what is executed, and says so
+in the :class:`TemplateFallback` it returns (the trace records its ``observer_error``).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from governor.backends.base import Backend, Message
 from governor.core import Feedback, FeedbackKind, Verdict
@@ -24,6 +26,13 @@ def _worst_first(verdicts: Sequence[Verdict]) -> list[Verdict]:
         if v.constraint not in best or v.deviation > best[v.constraint].deviation:
             best[v.constraint] = v
     return sorted(best.values(), key=lambda v: (-v.severity, -v.deviation, v.constraint))
+
+
+@dataclass(frozen=True)
+class TemplateFallback(Feedback):
+    """Template feedback written because the observer model failed; ``observer_error`` says how."""
+
+    observer_error: str = ""
 
 
 class FeedbackWriter(ABC):
@@ -100,8 +109,10 @@ class LLMFeedbackWriter(FeedbackWriter):
                 [Message("user", self.PROMPT.format(what=what, items=items))],
                 max_tokens=self.max_tokens,
             ).text.strip()
-        except BackendError:
-            reply = ""
-        if not reply:
-            return self.templates._write(kind, notes, problems)
+            error = "" if reply else "empty reply"
+        except BackendError as exc:
+            reply, error = "", f"{type(exc).__name__}: {exc}"
+        if error:
+            written = self.templates._write(kind, notes, problems)
+            return TemplateFallback(written.kind, written.text, written.constraints, error)
         return Feedback(kind, reply, tuple(v.constraint for v in notes))

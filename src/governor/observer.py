@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, TypeVar
 
 from governor.arbiter import Arbiter, violation_signature
@@ -74,6 +75,7 @@ class Observer:
         *,
         config: ObserverConfig | None = None,
         feedback: FeedbackWriter | None = None,
+        arbiter: Arbiter | None = None,
     ) -> None:
         names = [c.name for c in constraints]
         duplicates = sorted({n for n in names if names.count(n) > 1})
@@ -83,7 +85,7 @@ class Observer:
         self.constraints = tuple(constraints)
         self.fallback = fallback
         self.config = config or ObserverConfig()
-        self.arbiter = Arbiter(self.config)
+        self.arbiter = arbiter or Arbiter(self.config)
         self.feedback = feedback or TemplateFeedbackWriter()
 
     def start(self, observation: Any, info: Mapping[str, Any] | None = None) -> Trajectory:
@@ -121,7 +123,12 @@ class Observer:
             previous = signature
             problems = [f"reply {c.text!r}: {c.error}" for c in attempt.candidates if not c.valid]
             rejected = [v for row in attempt.verdicts for v in row]
-            feedback = self.feedback.forced(rejected, problems)
+            try:
+                feedback = log.run(
+                    "feedback", partial(self.feedback.forced, rejected, problems), _left(deadline)
+                )
+            except Exception as exc:
+                return self._fall_back(traj, attempts, _failure("feedback", exc, log), log)
         raise AssertionError("unreachable: the loop returns on its last attempt")
 
     def _attempt(
@@ -147,7 +154,11 @@ class Observer:
     ) -> Decision:
         assert attempt.chosen is not None
         verdicts = attempt.verdicts[attempt.chosen]
-        implicit = self.feedback.implicit(verdicts)
+        try:  # advisory: the action is admissible whether or not a note can be written
+            implicit = log.run("feedback", lambda: self.feedback.implicit(verdicts), None)
+        except Exception as exc:
+            _failure("feedback", exc, log)
+            implicit = None
         return Decision(
             DecisionKind.EXECUTE_WITH_FEEDBACK if implicit else DecisionKind.EXECUTE,
             attempt.candidates[attempt.chosen].action,

@@ -1,0 +1,54 @@
+"""The LLM chat policy through a scripted backend: requests, candidates, invalid replies."""
+
+from __future__ import annotations
+
+import pytest
+
+from governor.backends.scripted import ScriptedBackend
+from governor.conversation.llm_policy import SYSTEM_PROMPT, LLMChatPolicy, reply_candidate
+from governor.conversation.observer import SmallTalkConfig, conversation_observer
+from governor.conversation.session import ChatSession
+from governor.core import DecisionKind, Feedback, FeedbackKind, Trajectory, metered
+from governor.errors import ConfigError
+from governor.overlays import load_overlays
+
+
+def test_the_request_holds_the_prompt_the_dialogue_and_the_feedback_note():
+    backend = ScriptedBackend(["Nice!", "Cool."])
+    policy = LLMChatPolicy(backend, temperature=0.0)
+    traj = Trajectory("How was your day?")
+    with metered() as meter:
+        first = policy.propose(traj, None, 2)
+    assert [c.action for c in first] == ["Nice!", "Cool."] and meter.total.calls == 1
+    (request,) = backend.requests
+    assert [m.role for m in request] == ["system", "user"]
+    assert request[0].content == SYSTEM_PROMPT and request[1].content == "How was your day?"
+    note = Feedback(FeedbackKind.FORCED, "reply in one short sentence")
+    messages = policy.messages(traj, note)
+    assert messages[-1].role == "system" and "reply in one short sentence" in messages[-1].content
+    assert "rejected" in messages[-1].content
+
+
+@pytest.mark.parametrize("reply", ["", "   \n ", 42, None])
+def test_empty_or_non_text_replies_are_invalid_candidates(reply):
+    cand = reply_candidate(reply)
+    assert not cand.valid and "expected a text reply" in (cand.error or "")
+
+
+def test_a_model_that_only_returns_empty_replies_ends_in_the_fallback():
+    backend = ScriptedBackend(["", "  ", ""])
+    observer = conversation_observer(
+        LLMChatPolicy(backend), load_overlays(), config=SmallTalkConfig(stop_on_repeat=True)
+    )
+    result = ChatSession(observer).respond("Any plans for the weekend?")
+    d = result.decision
+    assert d.kind is DecisionKind.FALLBACK and result.reply
+    assert d.attempts[1].feedback is not None and "empty" in d.attempts[1].feedback.text
+    assert result.llm_calls == len(d.attempts) == 2
+
+
+def test_policy_parameters_are_checked():
+    with pytest.raises(ConfigError, match="temperature"):
+        LLMChatPolicy(ScriptedBackend([]), temperature=9.0)
+    with pytest.raises(ConfigError, match="n:"):
+        LLMChatPolicy(ScriptedBackend([]), n=0)
