@@ -44,7 +44,7 @@ def _trace_show(args: argparse.Namespace, console: Console) -> int:
 
 
 def build_parser() -> Parser:
-    from governor.bench import driving, smalltalk
+    from governor.bench import driving, ltl_speed, safety_chip, smalltalk
     from governor.conversation.commands import (
         add_audit_parser,
         add_calibrate_parser,
@@ -67,6 +67,8 @@ def build_parser() -> Parser:
     )
     driving.add_parser(bench)
     smalltalk.add_parser(bench)
+    safety_chip.add_parser(bench)
+    ltl_speed.add_parser(bench)
 
     trace = sub.add_parser("trace", help="inspect decision traces").add_subparsers(
         dest="trace", required=True, parser_class=Parser

@@ -112,3 +112,14 @@ def test_alphabet_helpers() -> None:
         find_trace(parse("a"), [])
     with pytest.raises(SpecError, match="at most 16"):
         powerset([f"p{i}" for i in range(17)])
+
+
+def test_a_formula_that_progresses_to_itself_is_still_found_satisfiable():
+    from governor.ltl import TRUE, Always, Atom, find_trace, jointly_satisfiable, parse
+
+    letters = [frozenset({"a"}), frozenset()]
+    assert jointly_satisfiable([TRUE], letters)
+    assert find_trace(TRUE, letters) is not None and len(find_trace(TRUE, letters) or []) == 1
+    trace = find_trace(Always(Atom("a")), letters)
+    assert trace == [frozenset({"a"})]
+    assert find_trace(parse("G a & F !a"), letters) is None

@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.console import Console
 
-from governor.bench import driving, smalltalk
+from governor.bench import driving, safety_chip, smalltalk
 from governor.bench.plots import plot_driving
 from governor.bench.report import Section, markdown_table, print_table, write_index
 
@@ -88,5 +88,9 @@ def run_demo(
     section = driving_section(result)
     for line in section.paragraphs[1:]:
         console.print(line.replace("&gt;", ">"))
-    sections = [section, smalltalk.demo_section(out, console)]
+    sections = [
+        section,
+        safety_chip.demo_section(out, console),
+        smalltalk.demo_section(out, console),
+    ]
     return write_index(out, "governor offline demo", sections)

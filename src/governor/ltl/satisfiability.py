@@ -63,11 +63,13 @@ def search(
             continue
         for letter in alpha:
             nxt = progress(state, letter)
-            if nxt == FALSE or nxt in parent:
+            if nxt == FALSE:
+                continue
+            if accepts_empty(nxt):  # before the seen-check: a state may lead back to itself
+                return SearchResult([*_path(parent, state), letter], True, len(parent))
+            if nxt in parent:
                 continue
             parent[nxt] = (state, letter)
-            if accepts_empty(nxt):
-                return SearchResult(_path(parent, nxt), True, len(parent))
             frontier.append((nxt, depth + 1))
     return SearchResult(None, exhaustive, len(parent))
 
@@ -107,7 +109,19 @@ def jointly_satisfiable(
     max_depth: int = 32,
 ) -> bool:
     """Whether one trace over ``alphabet`` satisfies every formula and every domain rule."""
-    return find_trace(conj(*formulas, *rules), alphabet, max_depth) is not None
+    return satisfiable(conj(*formulas, *rules), alphabet, max_depth)
+
+
+def satisfiable(formula: s.Formula, alphabet: Alphabet, max_depth: int = 32) -> bool:
+    """Whether some continuation over ``alphabet``, the empty one included, satisfies ``formula``.
+
+    A search cut off by ``max_depth`` or its state budget counts as yes: a contradiction is reported
+    only when it is proven, so nothing is aborted on an unfinished search.
+    """
+    if accepts_empty(formula):
+        return True
+    found = search(formula, alphabet, max_depth)
+    return found.trace is not None or not found.exhaustive
 
 
 def minimal_conflict(
