@@ -6,7 +6,6 @@ import argparse
 import io
 import json
 import math
-import os
 from pathlib import Path
 
 import pytest
@@ -15,20 +14,6 @@ from rich.console import Console
 from governor.backends.scripted import ScriptedBackend
 from governor.bench import smalltalk
 from governor.conversation.metrics import CRITERIA, likeness, mean_drift, slope
-
-DATA = Path(
-    os.environ.get(
-        "GOVERNOR_CONVERSATIONS",
-        Path(__file__).resolve().parents[3] / "shared" / "data" / "conversations",
-    )
-)
-
-
-@pytest.fixture(scope="module")
-def data_dir() -> Path:
-    if not (DATA / "self_dialogue.jsonl").is_file():
-        pytest.skip(f"human conversation corpora not found under {DATA}")
-    return DATA
 
 
 @pytest.fixture(scope="module")

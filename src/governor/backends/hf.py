@@ -86,28 +86,23 @@ class HFBackend(Backend):
     # ------------------------------------------------------------------ the Backend interface
 
     def _chat(self, request: ChatRequest) -> ChatResult:
-        messages, n, temperature = request.messages, request.n, request.temperature
-        max_tokens, logprobs, top_logprobs, stop = (
-            request.max_tokens,
-            request.logprobs,
-            request.top_logprobs,
-            request.stop,
-        )
         from transformers import GenerationConfig
 
         torch = self._torch
-        prompt = self._encode(messages)
-        sampling = temperature > 0
+        prompt = self._encode(request.messages)
+        sampling = request.temperature > 0
         config = GenerationConfig(
-            max_new_tokens=max_tokens,
+            max_new_tokens=request.max_tokens,
             do_sample=sampling,
-            num_return_sequences=n if sampling else 1,  # greedy decoding: one answer, repeated
+            num_return_sequences=request.n
+            if sampling
+            else 1,  # greedy decoding: one answer, repeated
             pad_token_id=self._pad,
             eos_token_id=sorted(self._eos) or None,
             return_dict_in_generate=True,
-            output_logits=logprobs,
+            output_logits=request.logprobs,
             # the model's own sampling defaults are overridden; top_k=50 is the neutral default
-            temperature=temperature if sampling else 1.0,
+            temperature=request.temperature if sampling else 1.0,
             top_k=0 if sampling else 50,
             top_p=1.0,
             repetition_penalty=1.0,
@@ -115,7 +110,7 @@ class HFBackend(Backend):
         with torch.inference_mode():
             out = self.model.generate(**prompt, generation_config=config)
         start = prompt["input_ids"].shape[1]
-        logp = torch.log_softmax(torch.stack(out.logits).float(), -1) if logprobs else None
+        logp = torch.log_softmax(torch.stack(out.logits).float(), -1) if request.logprobs else None
         completions, generated = [], 0
         for row, sequence in enumerate(out.sequences.tolist()):
             ids = sequence[start:]
@@ -123,15 +118,17 @@ class HFBackend(Backend):
             ids = ids[:ended]
             generated += len(ids)
             text = self.tokenizer.decode(ids, skip_special_tokens=True)
-            cut = min((i for i in (text.find(s) for s in stop if s) if i >= 0), default=None)
+            cut = min(
+                (i for i in (text.find(s) for s in request.stop if s) if i >= 0), default=None
+            )
             tokens = None
             if logp is not None:
                 kept = len(ids) if cut is None else self._tokens_before(ids, cut)
-                tokens = self._token_logprobs(ids[:kept], logp[:, row], top_logprobs)
+                tokens = self._token_logprobs(ids[:kept], logp[:, row], request.top_logprobs)
             reason = "stop" if cut is not None or ended else "length"
             completions.append(Completion(text if cut is None else text[:cut], reason, tokens))
         if not sampling:
-            completions *= n
+            completions *= request.n
         usage = Usage(calls=1, prompt_tokens=start, completion_tokens=generated)
         return ChatResult(tuple(completions), usage, self.name)
 

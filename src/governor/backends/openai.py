@@ -93,26 +93,19 @@ class OpenAIBackend(Backend):
             )
 
     def _chat(self, request: ChatRequest) -> ChatResult:
-        messages, n, temperature = request.messages, request.n, request.temperature
-        max_tokens, logprobs, top_logprobs, stop = (
-            request.max_tokens,
-            request.logprobs,
-            request.top_logprobs,
-            request.stop,
-        )
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
-            "n": n,
-            "temperature": temperature,
-            "max_tokens": max_tokens,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "n": request.n,
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
         }
-        if stop:
-            body["stop"] = list(stop)
-        if logprobs:
+        if request.stop:
+            body["stop"] = list(request.stop)
+        if request.logprobs:
             body["logprobs"] = True
-            if top_logprobs:
-                body["top_logprobs"] = top_logprobs
+            if request.top_logprobs:
+                body["top_logprobs"] = request.top_logprobs
         (completions, data), requests = self._post("/chat/completions", body, self._completions)
         prompt, completion = _token_counts(data)
         usage = Usage(calls=requests, prompt_tokens=prompt, completion_tokens=completion)

@@ -1,0 +1,21 @@
+"""Fixtures shared across the test folders: where the shared human conversation corpora are."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+CONVERSATIONS = Path(
+    os.environ.get(
+        "GOVERNOR_CONVERSATIONS",
+        Path(__file__).resolve().parents[2] / "shared" / "data" / "conversations",
+    )
+)
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """The human conversation corpora (../shared/data/conversations beside the checkout)."""
+    if not (CONVERSATIONS / "self_dialogue.jsonl").is_file():
+        pytest.skip(f"human conversation corpora not found under {CONVERSATIONS}")
+    return CONVERSATIONS
