@@ -17,7 +17,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q $(TORCH)
-	$(BIN)/python -m pip install -q -e '.[dev,learn,hf]'
+	$(BIN)/python -m pip install -q -e '.[dev,learn,hf,embed]'
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed

@@ -20,6 +20,6 @@ class ScriptedReplies(Policy):
         return [Candidate(text, text) for text in self.script(traj, feedback)]
 
 
-def words(n: int, word: str = "lovely") -> str:
-    """A friendly reply of exactly ``n`` words."""
+def words(n: int, word: str = "walk") -> str:
+    """A reply of exactly ``n`` words, neutral in tone (so only its length is judged)."""
     return " ".join(["That", "sounds", *([word] * (n - 2))]) if n > 2 else "Sounds good"

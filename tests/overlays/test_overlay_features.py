@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import subprocess
 import sys
@@ -25,7 +24,7 @@ from governor.overlays.features import (
     measure,
     measure_all,
 )
-from governor.overlays.features.coherence import embedding_entropy, information_gain
+from governor.overlays.features.coherence import information_gain, renyi_entropy
 from governor.overlays.features.specificity import counts
 from governor.overlays.features.tone import combine, fit_tone_weights, tone_terms
 from governor.overlays.features.trajectory import exceedances, slope
@@ -175,19 +174,46 @@ def test_coherence_and_topic_shift_proxies() -> None:
     assert value("topic_shift", ctx, "Which football game?") < 1.0
 
 
-def test_embedding_entropy_and_information_gain() -> None:
+def test_renyi_entropy_and_information_gain() -> None:
     eye = np.eye(8)
-    assert embedding_entropy(eye) == pytest.approx(1.0)
-    assert embedding_entropy(eye[:1]) == pytest.approx(0.0)
+    assert renyi_entropy(eye[:1]) == pytest.approx(0.0)
+    assert renyi_entropy(eye) > renyi_entropy(eye[:2]) > 0.0  # more directions, more entropy
+    assert renyi_entropy(3 * eye[:2]) == pytest.approx(renyi_entropy(eye[:2]))  # directions only
     gain, most = information_gain(eye[:2], eye[:2])
-    assert gain == pytest.approx(0.0) and most == pytest.approx(math.log(2))
+    assert gain == pytest.approx(0.0) and most > 0.0
     gain, most = information_gain(eye[:1], eye[1:2])
-    assert gain == pytest.approx(most)
+    assert gain == pytest.approx(most)  # orthogonal sets gain the most
+    near = np.array([[1.0, 0.1, 0, 0, 0, 0, 0, 0]])
+    assert information_gain(eye[:1], near)[0] < information_gain(eye[:1], eye[1:2])[0]
     res = Resources(embed=toy_embed)
     ctx = user("football game tonight")
     same = value("coherence", ctx, "football game tonight", res)
     other = value("coherence", ctx, "cats eat tuna", res)
     assert same == pytest.approx(1.0) and other < 0.2
+
+
+class ToyTokens:
+    """An embedding function that also gives token vectors (as the local encoder does)."""
+
+    def __init__(self) -> None:
+        self.tokenized: list[str] = []
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        return toy_embed(texts)
+
+    def tokens(self, text: str) -> np.ndarray:
+        self.tokenized.append(text)
+        return toy_embed(text.split())
+
+
+def test_coherence_uses_token_embeddings_when_offered() -> None:
+    embed = ToyTokens()
+    res = Resources(embed=embed)
+    ctx = user("football game tonight")
+    on = value("coherence", ctx, "great game tonight", res)
+    off = value("coherence", ctx, "cats eat tuna", res)
+    assert embed.tokenized == [ctx[0].text, "great game tonight", ctx[0].text, "cats eat tuna"]
+    assert 0.0 <= off < on < 1.0
 
 
 def test_user_affect_escalation_and_emotional_loop() -> None:

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
 from rich.console import Console
 
 from governor.backends import Backend, backend_from_config
-from governor.bench.report import Section, print_table
+from governor.bench.report import Section
+from governor.bench.smalltalk_report import print_result, rate_lines, table_lines, write
 from governor.config import (
     BackendConfig,
     Subcommands,
@@ -43,10 +42,23 @@ from governor.conversation.responder import RetrievalResponder
 from governor.conversation.settings import conversations_dir
 from governor.conversation.user_sim import LLMPersonaUser, UserSimulator, human_openings
 from governor.core import Policy
-from governor.overlays.calibrate import human_acceptance
+from governor.errors import ConfigError, expected
+from governor.overlays.calibrate import human_acceptance, prefetch
 from governor.overlays.corpora import load_turns
-from governor.overlays.loader import DEFAULT_OVERLAYS, load_overlays
+from governor.overlays.embed import embed_available, local_embed
+from governor.overlays.features.base import Embed, get_feature
+from governor.overlays.loader import DEFAULT_OVERLAYS, EMBED_OVERLAYS, load_overlays
 
+__all__ = [
+    "SmallTalkBenchConfig",
+    "add_parser",
+    "demo_section",
+    "print_result",
+    "rate_lines",
+    "run",
+    "table_lines",
+    "write",
+]
 CONDITIONS = ("base", "observer")
 
 
@@ -67,12 +79,18 @@ class SmallTalkBenchConfig:
     temperature: float = option(0.7, "LLM base: sampling temperature")
     data: str | None = option(None, "the corpora folder (default: the shared data)")
     overlays: str | None = option(None, "overlay file (default: the shipped small-talk set)")
+    embed: Literal["auto", "on", "off"] = option(
+        "auto",
+        "the local embedding model for coherence: on, off, auto (on if [embed] is installed)",
+    )
 
     def __post_init__(self) -> None:
         check_range("conversations", self.conversations, 1, 10_000)
         check_range("turns", self.turns, 1, 200)
         check_range("candidates", self.candidates, 1, 16)
         check_range("human_turns", self.human_turns, 10, 100_000)
+        if self.embed not in ("auto", "on", "off"):
+            raise ConfigError(f"embed: {expected('auto, on or off', self.embed)}")
 
 
 def run(
@@ -86,10 +104,16 @@ def run(
     An LLM base or user talks to ``backend``, else to the endpoint of ``backend_config``.
     """
     data = Path(cfg.data) if cfg.data else conversations_dir()
-    overlays = load_overlays(cfg.overlays or DEFAULT_OVERLAYS)
+    embed: Embed | None = None
+    if cfg.embed == "on" or (cfg.embed == "auto" and embed_available()):
+        embed = local_embed()
+    default = EMBED_OVERLAYS if embed is not None else DEFAULT_OVERLAYS
+    overlays = load_overlays(cfg.overlays or default, embed=embed)
+    res = overlays[0].resources
     held = load_turns(data, "heldout", max_turns=cfg.human_turns)
+    prefetch(embed, held)
     accepted, per_overlay = human_acceptance(overlays, held)
-    human = feature_table([(h.context, h.response) for h in held])
+    human = feature_table([(h.context, h.response) for h in held], res=res)
     if backend is None and (cfg.base == "llm" or cfg.user == "llm"):
         backend = backend_from_config(backend_config or BackendConfig.from_env())
         backend.check()
@@ -120,96 +144,14 @@ def run(
         "human_turns": len(held),
         "per_overlay_false_positive": per_overlay,
         "human_means": {f: float(human[f].mean()) for f in CRITERIA},
-        "human_drift": human_drift(openings) if cfg.user == "replay" else {},
-        "conversations": [summarize(c, runs[c], human) for c in CONDITIONS],
+        "feature_methods": {f: get_feature(f).method_with(res) for f in CRITERIA},
+        "human_drift": human_drift(openings, res) if cfg.user == "replay" else {},
+        "conversations": [summarize(c, runs[c], human, res) for c in CONDITIONS],
         "examples": changed_replies(runs["base"], runs["observer"]),
         "_human": {f: human[f].tolist() for f in CRITERIA},
         "_runs": runs,
+        "_resources": res,
     }
-
-
-def table_lines(result: dict[str, Any]) -> Iterator[list[str]]:
-    """One row per feature: human, base and observer means, likeness and drift."""
-    base, obs = result["conversations"]
-    yield [
-        "feature",
-        "criterion",
-        "human",
-        "base",
-        "observer",
-        "like base",
-        "like obs",
-        "drift base",
-        "drift obs",
-    ]
-    for f, criterion in CRITERIA.items():
-        yield [
-            f,
-            criterion,
-            f"{result['human_means'][f]:.3f}",
-            _num(base["means"][f]),
-            _num(obs["means"][f]),
-            f"{base['likeness'][f]:.3f}",
-            f"{obs['likeness'][f]:.3f}",
-            f"{base['drift'][f]:+.4f}",
-            f"{obs['drift'][f]:+.4f}",
-        ]
-
-
-def rate_lines(result: dict[str, Any]) -> Iterator[list[str]]:
-    """One row per condition: feedback rates, regenerations, fallbacks, cost."""
-    yield [
-        "condition",
-        "turns",
-        "implicit",
-        "forced",
-        "tolerated",
-        "regens",
-        "fallbacks",
-        "LLM calls/turn",
-        "observer ms p50",
-    ]
-    for c in result["conversations"]:
-        yield [
-            c["condition"],
-            str(c["turns"]),
-            f"{c['implicit_rate']:.1%}",
-            f"{c['forced_rate']:.1%}",
-            f"{c['tolerated_rate']:.1%}",
-            str(c["regenerations"]),
-            str(c["fallbacks"]),
-            f"{c['llm_calls_per_turn']:.2f}",
-            f"{c['observer_ms_p50']:.2f}",
-        ]
-
-
-def _num(x: float | None) -> str:
-    return "-" if x is None else f"{x:.3f}"
-
-
-def write(result: dict[str, Any], json_path: Path | None, plot_path: Path | None) -> None:
-    """The JSON result (keys starting with '_' left out) and the plot."""
-    if json_path is not None:
-        public = {k: v for k, v in result.items() if not k.startswith("_")}
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(json.dumps(public, indent=2) + "\n", encoding="utf-8")
-    if plot_path is not None:
-        from governor.bench.smalltalk_plot import plot_smalltalk
-
-        plot_smalltalk(result, plot_path)
-
-
-def print_result(console: Console, result: dict[str, Any]) -> None:
-    console.print(
-        f"held-out human turns accepted: {result['human_accept_rate']:.1%} of "
-        f"{result['human_turns']}; base: {result['base_label']}"
-    )
-    print_table(
-        console,
-        "Small talk: likeness to human replies (lower is closer)",
-        list(table_lines(result)),
-    )
-    print_table(console, "Small talk: the observer's interventions", list(rate_lines(result)))
 
 
 def add_parser(bench: Subcommands) -> None:

@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from governor.conversation.metrics import CRITERIA, feature_table
+from governor.overlays.features.base import DEFAULT_RESOURCES
 
 COLOURS = {"human": "tab:gray", "base": "tab:red", "observer": "tab:blue"}
 SHOWN = ("word_count", "tone", "specificity", "coherence")
@@ -24,7 +25,7 @@ def plot_smalltalk(result: dict[str, Any], path: Path) -> Path:
     }
     for condition, convs in result["_runs"].items():
         pairs = [(t.context, t.reply) for c in convs for t in c if t.reply is not None]
-        series[condition] = feature_table(pairs, SHOWN)
+        series[condition] = feature_table(pairs, SHOWN, result.get("_resources", DEFAULT_RESOURCES))
     fig, axes = plt.subplots(1, len(SHOWN) + 1, figsize=(17, 3.6), constrained_layout=True)
     for ax, feature in zip(axes, SHOWN, strict=False):
         for label, values in series.items():

@@ -1,7 +1,8 @@
 """Conversation under the small-talk observer: base policies, users, the observer, commands.
 
 - :func:`conversation_observer` assembles the observer (overlays, the paper's buffer with a
-  seeded leniency, template or observer-model feedback, the :class:`SmallTalkFallback`);
+  seeded leniency, template or observer-model feedback, the :class:`SmallTalkFallback`, and a
+  preference for the admissible reply nearest a draw from the human reference);
 - base policies: :class:`LLMChatPolicy` (a chat model through a backend) and
   :class:`RetrievalResponder` (an offline stand-in that returns stored human turns; not a model);
 - users: :class:`ReplayedUser` (held-out human openings, :func:`human_openings`) and
@@ -17,11 +18,11 @@ from governor.conversation.metrics import likeness, mean_drift
 from governor.conversation.observer import (
     LenientOverlayConstraint,
     ObserverModelFeedback,
-    RankingArbiter,
     SmallTalkConfig,
     conversation_observer,
     unguarded,
 )
+from governor.conversation.preference import HumanLikeness, RankingArbiter
 from governor.conversation.responder import RetrievalResponder
 from governor.conversation.session import ChatSession, TurnResult
 from governor.conversation.settings import ConversationSettings, load_settings
@@ -37,6 +38,7 @@ __all__ = [
     "SYSTEM_PROMPT",
     "ChatSession",
     "ConversationSettings",
+    "HumanLikeness",
     "LLMChatPolicy",
     "LLMPersonaUser",
     "LenientOverlayConstraint",

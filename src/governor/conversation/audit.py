@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from governor.conversation.fallbacks import SmallTalkFallback
-from governor.conversation.observer import RankingArbiter, small_talk_constraints
+from governor.conversation.observer import small_talk_constraints
+from governor.conversation.preference import RankingArbiter
 from governor.conversation.settings import ConversationSettings
 from governor.core import Candidate, Trajectory, Verdict
 from governor.errors import ConfigError, expected

@@ -53,6 +53,11 @@ def add_calibrate_parser(sub: Subcommands) -> None:
     cal.add_argument("--out", type=Path, default=Path("smalltalk-overlays.yaml"))
     cal.add_argument("--max-turns", type=int, default=1500, help="responses per corpus per split")
     cal.add_argument("--seed", type=int, default=0, help="seed of the dialogue split")
+    cal.add_argument(
+        "--embed",
+        action="store_true",
+        help="compute coherence and assistance with the local embedding model (the [embed] extra)",
+    )
     cal.set_defaults(handler=calibrate_command)
 
 
@@ -147,8 +152,17 @@ def calibrate_command(args: argparse.Namespace, console: Console) -> int:
     from governor.overlays.calibrate import calibrate
 
     check_range("max_turns", args.max_turns, 10, 1_000_000)
+    embed = None
+    if getattr(args, "embed", False):
+        from governor.overlays.embed import local_embed
+
+        embed = local_embed()
     doc = calibrate(
-        args.data or conversations_dir(), args.out, max_turns=args.max_turns, split_seed=args.seed
+        args.data or conversations_dir(),
+        args.out,
+        max_turns=args.max_turns,
+        split_seed=args.seed,
+        embed=embed,
     )
     for rule in doc["overlays"]:
         bounds = ", ".join(f"{k} {v:g}" for k, v in rule["bounds"].items())

@@ -12,11 +12,19 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from governor.conversation.metrics import CRITERIA, Values, feature_table, likeness, mean_drift
+from governor.conversation.metrics import (
+    CRITERIA,
+    Values,
+    drift_error,
+    feature_table,
+    likeness,
+    mean_drift,
+)
 from governor.conversation.observer import TOLERATED
 from governor.conversation.session import ChatSession, TurnResult
 from governor.conversation.user_sim import ReplayedUser, UserSimulator
 from governor.observer import Observer
+from governor.overlays.features.base import DEFAULT_RESOURCES, Resources
 from governor.overlays.features.dialogue import Dialogue, Turn
 
 
@@ -32,9 +40,12 @@ def converse(observer: Observer, user: UserSimulator, turns: int, episode: str) 
 
 
 def summarize(
-    condition: str, convs: Sequence[Sequence[TurnResult]], human: Mapping[str, Values]
+    condition: str,
+    convs: Sequence[Sequence[TurnResult]],
+    human: Mapping[str, Values],
+    res: Resources = DEFAULT_RESOURCES,
 ) -> dict[str, Any]:
-    """The figures of one condition; every rate is a share of bot turns.
+    """The figures of one condition (features computed with ``res``); rates are shares of turns.
 
     ``implicit_rate``: executed with implicit feedback; ``forced_rate``: at least one attempt
     rejected (forced feedback or a fallback); ``tolerated_rate``: accepted only because the
@@ -42,8 +53,8 @@ def summarize(
     """
     turns = [t for c in convs for t in c]
     n = max(1, len(turns))
-    values = feature_table(_said(turns))
-    per_conv = [feature_table(_said(c)) for c in convs if _said(c)]
+    values = feature_table(_said(turns), res=res)
+    per_conv = [feature_table(_said(c), res=res) for c in convs if _said(c)]
 
     def rate(pred: Callable[[TurnResult], bool]) -> float:
         return sum(1 for t in turns if pred(t)) / n
@@ -54,6 +65,7 @@ def summarize(
         "turns": len(turns),
         "likeness": {f: likeness(values[f], human[f]) for f in CRITERIA},
         "drift": mean_drift(per_conv),
+        "drift_se": drift_error(per_conv),
         "means": {f: float(values[f].mean()) if len(values[f]) else None for f in CRITERIA},
         "implicit_rate": rate(lambda t: t.decision.kind.value == "execute_with_feedback"),
         "forced_rate": rate(lambda t: any(a.chosen is None for a in t.decision.attempts)),
@@ -71,7 +83,9 @@ def _said(turns: Sequence[TurnResult]) -> list[tuple[Dialogue, str]]:
     return [(t.context, t.reply) for t in turns if t.reply is not None]
 
 
-def human_drift(users: Sequence[ReplayedUser]) -> dict[str, float]:
+def human_drift(
+    users: Sequence[ReplayedUser], res: Resources = DEFAULT_RESOURCES
+) -> dict[str, float]:
     """Drift of the replies the other human really gave in the replayed dialogues."""
     convs = []
     for u in users:
@@ -82,7 +96,7 @@ def human_drift(users: Sequence[ReplayedUser]) -> dict[str, float]:
             pairs.append((context, reply))
             context = (*context, Turn("assistant", reply))
         if pairs:
-            convs.append(feature_table(pairs))
+            convs.append(feature_table(pairs, res=res))
     return mean_drift(convs)
 
 

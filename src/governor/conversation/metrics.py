@@ -5,7 +5,9 @@ distributions: the Wasserstein-1 distance between the bot's per-turn values of a
 held-out human values, divided by the human standard deviation (0 is identical; 1 is a shift of
 one human spread). Drift is the least-squares slope of a feature over the turns of one
 conversation, averaged over conversations (the paper's "forgetfulness": replies growing longer or
-more specific as a conversation goes on).
+more specific as a conversation goes on), with its standard error over conversations. Features are
+computed with the given resources (the overlay file's calibrated tone weights and specificity
+maxima, and its embedding function when it has one), so bots and humans are measured alike.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from scipy.stats import wasserstein_distance
 
-from governor.overlays.features.base import measure
+from governor.overlays.features.base import DEFAULT_RESOURCES, Resources, measure
 from governor.overlays.features.dialogue import Dialogue
 
 Values = Sequence[float] | np.ndarray
@@ -32,11 +34,13 @@ CRITERIA: Mapping[str, str] = {
 
 
 def feature_table(
-    pairs: Sequence[tuple[Dialogue, str]], names: Sequence[str] = tuple(CRITERIA)
+    pairs: Sequence[tuple[Dialogue, str]],
+    names: Sequence[str] = tuple(CRITERIA),
+    res: Resources = DEFAULT_RESOURCES,
 ) -> dict[str, np.ndarray]:
     """Each feature's value for every (context, reply) pair."""
     return {
-        n: np.array([measure(n, ctx, reply).value for ctx, reply in pairs], dtype=float)
+        n: np.array([measure(n, ctx, reply, res).value for ctx, reply in pairs], dtype=float)
         for n in names
     }
 
@@ -65,3 +69,14 @@ def mean_drift(conversations: Sequence[Mapping[str, Values]]) -> dict[str, float
         return {}
     names = list(conversations[0])
     return {n: float(np.mean([slope(c[n]) for c in conversations])) for n in names}
+
+
+def drift_error(conversations: Sequence[Mapping[str, Values]]) -> dict[str, float]:
+    """Per feature, the standard error of :func:`mean_drift` (0 with one conversation)."""
+    if len(conversations) < 2:
+        return dict.fromkeys(conversations[0], 0.0) if conversations else {}
+    out = {}
+    for n in conversations[0]:
+        slopes = np.array([slope(c[n]) for c in conversations])
+        out[n] = float(np.std(slopes, ddof=1) / np.sqrt(len(slopes)))
+    return out

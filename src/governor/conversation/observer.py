@@ -13,8 +13,10 @@ The buffer (the small-talk paper) is the core loop run with the overlays' rigidi
   failed checks are never relaxed. :class:`LenientOverlayConstraint` does this per overlay, so the
   core loop is unchanged and the trace shows each tolerated verdict as such.
 
-Among several admissible candidates, :class:`RankingArbiter` takes the one with the fewest
-verdicts past a boundary (the paper's observer ranks partially compliant replies).
+Among several admissible candidates, :class:`~governor.conversation.preference.RankingArbiter`
+takes the one with the fewest verdicts past a boundary (the paper's observer ranks partially
+compliant replies), then, when the overlay file carries a human reference and ``prefer_human`` is
+on, the one nearest this turn's draw from it (:class:`~governor.conversation.preference.HumanLikeness`).
 
 Feedback comes from templates (no LLM call). With an observer model, :class:`ObserverModelFeedback`
 merges the descriptors of a *rejected* reply into one directive; implicit feedback stays templated,
@@ -28,12 +30,12 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from governor.arbiter import Arbiter, Arbitration
 from governor.backends.base import Backend
 from governor.config import ObserverConfig, check_range, option
 from governor.conversation.fallbacks import SmallTalkFallback
+from governor.conversation.preference import HumanLikeness, RankingArbiter
 from governor.core import (
-    Candidate,
+    Constraint,
     Feedback,
     FeedbackKind,
     Policy,
@@ -62,7 +64,10 @@ class SmallTalkConfig:
     stop_on_repeat: bool = option(True, "fall back early when the same violation repeats")
     leniency: float = option(0.3, "share of turns on which a mild violation is only noted")
     mild: float = option(2.0, "a violation is mild when its deviation <= mild x epsilon")
-    seed: int = option(0, "seed of the leniency draw")
+    seed: int = option(0, "seed of the leniency draw and of the human-reference draw")
+    prefer_human: bool = option(
+        True, "among admissible replies, prefer the one nearest a draw from the human reference"
+    )
     feedback: Literal["template", "llm"] = option(
         "template", "forced feedback from templates, or merged by the observer model"
     )
@@ -124,24 +129,6 @@ class LenientOverlayConstraint(OverlayConstraint):
         )
 
 
-class RankingArbiter(Arbiter):
-    """Among admissible candidates, prefers the one with the fewest verdicts past a boundary.
-
-    The small-talk paper's observer ranks partially compliant replies: a reply inside every bound
-    beats one accepted within rigidity. Ties keep the policy's order.
-    """
-
-    def arbitrate(
-        self, candidates: Sequence[Candidate[object]], rows: Sequence[Sequence[Verdict]]
-    ) -> Arbitration:
-        result = super().arbitrate(candidates, rows)
-        if result.chosen is None:
-            return result
-        ok = [i for i in result.admissible if result.confidences[i] >= self.min_confidence]
-        best = min(ok, key=lambda i: (sum(v.deviation > 0 for v in rows[i]), i))
-        return dataclasses.replace(result, chosen=best, confidence=result.confidences[best])
-
-
 class ObserverModelFeedback(FeedbackWriter):
     """Forced feedback merged by an observer model; implicit feedback from templates."""
 
@@ -158,14 +145,22 @@ class ObserverModelFeedback(FeedbackWriter):
 
 def small_talk_constraints(
     overlays: Sequence[Overlay], config: SmallTalkConfig
-) -> list[LenientOverlayConstraint]:
-    """One constraint per non-permissive overlay, highest priority first."""
+) -> list[Constraint]:
+    """One constraint per non-permissive overlay, highest priority first; then the preference.
+
+    The :class:`HumanLikeness` column is added when ``config.prefer_human`` is on, the policy
+    proposes more than one candidate and the overlays' resources carry a human reference.
+    """
     ranked = sorted(overlays, key=lambda o: -o.priority)
-    return [
+    out: list[Constraint] = [
         LenientOverlayConstraint(o, leniency=config.leniency, mild=config.mild, seed=config.seed)
         for o in ranked
         if o.kind != "permissive"
     ]
+    res = overlays[0].resources if overlays else None
+    if config.prefer_human and config.n_candidates > 1 and res and res.reference is not None:
+        out.append(HumanLikeness(res.reference, res, seed=config.seed))
+    return out
 
 
 def conversation_observer(

@@ -4,7 +4,10 @@ Features (:mod:`governor.overlays.features`) turn a dialogue and a candidate rep
 overlays (:mod:`governor.overlays.rules`, loaded from YAML by :func:`load_overlays`) bound them
 with a rigidity epsilon; :class:`OverlayConstraint` puts each overlay in the runtime loop;
 :func:`calibrate` estimates the bounds from human corpora (:mod:`governor.overlays.corpora`). The
-shipped small-talk set is ``smalltalk.yaml`` (:data:`DEFAULT_OVERLAYS`).
+shipped small-talk set is ``smalltalk.yaml`` (:data:`DEFAULT_OVERLAYS`), and the same set
+calibrated with the local embedding model (:mod:`governor.overlays.embed`, the ``[embed]`` extra)
+is ``smalltalk_embed.yaml`` (:data:`EMBED_OVERLAYS`). Each file also carries the human reference
+(:class:`HumanReference`) that the observer matches when it ranks admissible replies.
 """
 
 from governor.overlays.calibrate import calibrate, human_acceptance
@@ -27,20 +30,24 @@ from governor.overlays.features import (
 from governor.overlays.features.speed import feature_speed
 from governor.overlays.loader import (
     DEFAULT_OVERLAYS,
+    EMBED_OVERLAYS,
     load_overlays,
     load_resources,
     parse_overlays,
 )
+from governor.overlays.reference import HumanReference, fit_reference
 from governor.overlays.rules import Bounds, Condition, Overlay, Scope
 
 __all__ = [
     "CORPORA",
     "DEFAULT_OVERLAYS",
+    "EMBED_OVERLAYS",
     "FEATURES",
     "Bounds",
     "Condition",
     "Dialogue",
     "Feature",
+    "HumanReference",
     "HumanTurn",
     "Measurement",
     "Overlay",
@@ -50,6 +57,7 @@ __all__ = [
     "Turn",
     "calibrate",
     "feature_speed",
+    "fit_reference",
     "human_acceptance",
     "load_overlays",
     "load_resources",

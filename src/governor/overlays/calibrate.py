@@ -1,10 +1,13 @@
 """Calibrating overlay thresholds on human conversation, and measuring human acceptance.
 
 :func:`calibrate` estimates, on the calibration split of the human corpora, the tone weights
-(least squares against Topical-Chat sentiment labels), the maximum expected specificity counts
-and every rule's bound and epsilon as quantiles of human values, then writes the overlay YAML
-with its provenance (files and their hashes, split, sizes, quantiles). :func:`human_acceptance`
-measures, on turns the calibration never saw, how often humans would have been rejected.
+(least squares against Topical-Chat sentiment labels), the maximum expected specificity counts,
+the human reference (quantiles of the small-talk criteria) and every rule's bound and epsilon as
+quantiles of human values, then writes the overlay YAML with its provenance (files and their
+hashes, split, sizes, quantiles). A rule is calibrated on the human turns where it applies: its
+condition holds and, for a ``last_n`` or trajectory rule, the speaker has said enough turns to
+fill its window. :func:`human_acceptance` measures, on turns the calibration never saw, how often
+humans would have been rejected.
 """
 
 from __future__ import annotations
@@ -30,15 +33,19 @@ from governor.overlays.features.base import (
     ToneWeights,
     get_feature,
 )
+from governor.overlays.features.dialogue import bot_history
 from governor.overlays.features.specificity import counts
 from governor.overlays.features.tone import SENTIMENT_VALENCE, fit_tone_weights
+from governor.overlays.features.trajectory import MIN_POINTS
 from governor.overlays.loader import overlay_from, parse_overlays
+from governor.overlays.reference import fit_reference
 from governor.overlays.rules import Overlay
 
 QUANTILES: Mapping[str, float] = {"bound": 0.95, "reject": 0.995, "specificity_max": 0.995}
 HEADER = "# Small-talk overlays calibrated on human conversation by calibrate(); see provenance.\n"
 TONE_FIT_SCALE = 4  # the tone fit reads this many times max_turns Topical-Chat responses
 MIN_CONDITIONED = 30  # a conditional rule with fewer human examples uses all turns
+REFERENCE = ("word_count", "tone", "specificity", "coherence")  # the paper's four criteria
 
 
 def calibrate(
@@ -75,6 +82,11 @@ def calibrate(
     tone, tone_record = _fit_tone(labelled)
     norms = _specificity_norms(turns, q["specificity_max"])
     res = Resources(tokenizer, embed, tone, norms)
+    prefetch(embed, turns)
+    values = {
+        f: [get_feature(f).fn(h.context, h.response, res=res) for h in turns] for f in REFERENCE
+    }
+    reference = fit_reference(values, {f: get_feature(f).method_with(res) for f in REFERENCE})
     overlays = [_rule(t, turns, res, q) for t in rules]
     document: dict[str, Any] = {
         "version": 1,
@@ -100,11 +112,13 @@ def calibrate(
         "features": {
             "tone_weights": {"whole": tone.whole, "sentences": list(tone.sentences)},
             "specificity_max": {f.name: getattr(norms, f.name) for f in fields(norms)},
+            "human_reference": reference.to_dict(),
         },
         "overlays": overlays,
     }
     if heldout:
         held = sample("heldout", max_turns, corpora)
+        prefetch(embed, held)
         built = parse_overlays(document, where=str(out_path), tokenizer=tokenizer, embed=embed)
         rate, per_overlay = human_acceptance(built, held)
         document["provenance"]["sizes"]["heldout"] = _sizes(held)
@@ -116,6 +130,13 @@ def calibrate(
     text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
     Path(out_path).write_text(HEADER + text, encoding="utf-8")
     return document
+
+
+def prefetch(embed: Embed | None, turns: Sequence[HumanTurn]) -> None:
+    """Let an embedding function with a ``prefetch`` method encode the turns' texts in batches."""
+    warm = getattr(embed, "prefetch", None)
+    if callable(warm):
+        warm([t.response for t in turns] + [t.context[-1].text for t in turns if t.context])
 
 
 def human_acceptance(
@@ -170,12 +191,12 @@ def _rule(
     spec.update({k: v for k, v in (("condition", t.condition), ("target", t.target)) if v})
     spec.update(scope=t.scope, priority=t.priority)
     probe = overlay_from({**spec, "bounds": {"max": 0.0}, "epsilon": 0.0}, 0, "calibration", res)
-    pool = list(turns)
+    pool = [h for h in turns if len(bot_history(h.context)) + 1 >= _window(t)]
     if t.kind != "permissive":  # a permit widens to what humans reach anywhere, only rarely
-        pool = [h for h in turns if probe.active(h.context, h.response)]
-        pool = pool if len(pool) >= MIN_CONDITIONED else list(turns)
+        active = [h for h in pool if probe.active(h.context, h.response)]
+        pool = active if len(active) >= MIN_CONDITIONED else pool
     values = np.array([probe.value(h.context, h.response) for h in pool], dtype=float)
-    first = q["reject"] if t.kind == "permissive" else q["bound"]
+    first = q["reject"] if t.kind == "permissive" else t.quantile or q["bound"]
     levels = (1 - first, 1 - q["reject"]) if t.side == "min" else (first, q["reject"])
     bound, limit = (float(np.quantile(values, level)) for level in levels)
     spec["bounds"] = {t.side: round(bound, 3)}
@@ -189,6 +210,13 @@ def _rule(
         "method": get_feature(t.feature).method_with(res),
     }
     return spec
+
+
+def _window(t: RuleTemplate) -> int:
+    """Turns by the speaker (the reply included) a rule needs before it says anything."""
+    if isinstance(t.scope, Mapping) and "last_n" in t.scope:
+        return int(t.scope["last_n"])
+    return MIN_POINTS if get_feature(t.feature).scope == "trajectory" else 1
 
 
 def _sizes(turns: Sequence[HumanTurn]) -> dict[str, dict[str, int]]:

@@ -2,9 +2,14 @@
 
 Numbers are filled in by :func:`governor.overlays.calibrate.calibrate` from human corpora: a
 ``max`` rule's bound is the ``bound`` quantile of human values and its hard limit the ``reject``
-quantile (epsilon is the gap); a ``min`` rule mirrors this at the low end. Condition thresholds
-are design choices, not estimates: VADER's compound below -0.3 reads as clearly negative, and a
-request is a yes/no flag.
+quantile (epsilon is the gap); a ``min`` rule mirrors this at the low end. A rule's own
+``quantile`` replaces the ``bound`` quantile; it moves only the point where implicit feedback
+starts, not the hard limit, so human acceptance does not depend on it. The drift rules use 0.75:
+a reply that steepens the trend more than a quarter of humans do gets a note and ranks below one
+that does not, which is what keeps the trend flat; at 0.95 they almost never speak. Tone is
+bounded on both sides: below, negativity; above, gushing (LLM small talk runs more positive than
+people's). Condition thresholds are design choices, not estimates: VADER's compound below -0.3
+reads as clearly negative, and a request is a yes/no flag.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ class RuleTemplate:
     priority: int = 0
     condition: str | None = None
     target: str | None = None
+    quantile: float | None = None  # share of human values within the bound, if not the default
 
 
 SMALL_TALK: tuple[RuleTemplate, ...] = (
@@ -91,6 +97,14 @@ SMALL_TALK: tuple[RuleTemplate, ...] = (
         priority=2,
     ),
     RuleTemplate(
+        "effusive_tone",
+        "tone",
+        "max",
+        "tone more effusive than small talk: {value:.2f}, humans rarely go above {max:.2f}",
+        "tone it down: relaxed and friendly, not gushing",
+        priority=2,
+    ),
+    RuleTemplate(
         "comfort_first",
         "suggestions",
         "max",
@@ -114,9 +128,21 @@ SMALL_TALK: tuple[RuleTemplate, ...] = (
         "length_drift",
         "word_count_drift",
         "max",
-        "replies keep getting longer: {value:+.1f} words per turn, humans rarely exceed {max:+.1f}",
+        "replies keep getting longer: {value:+.1f} words per turn, most humans stay under {max:+.1f}",
         "bring the length back down to a sentence or two",
         scope="trajectory",
         priority=1,
+        quantile=0.75,
+    ),
+    RuleTemplate(
+        "specificity_drift",
+        "specificity_drift",
+        "max",
+        "replies keep getting more specific: {value:+.3f} per turn,"
+        " most humans stay under {max:+.3f}",
+        "step back from the details; keep it general",
+        scope="trajectory",
+        priority=1,
+        quantile=0.75,
     ),
 )

@@ -45,6 +45,7 @@ FIELDS = (*_FIELDS.split(), "target", "calibration")
 REQUIRED = ("name", "feature", "bounds", "epsilon", "kind")
 TOP_LEVEL = ("version", "provenance", "features", "overlays")
 DEFAULT_OVERLAYS = Path(__file__).with_name("smalltalk.yaml")
+EMBED_OVERLAYS = Path(__file__).with_name("smalltalk_embed.yaml")  # calibrated with LocalEmbed
 _DEFAULT_SEVERITY = {"prohibitory": Severity.HIGH, "transfer": Severity.MEDIUM}
 
 

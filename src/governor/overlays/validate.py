@@ -19,6 +19,7 @@ from governor.overlays.features.base import (
     Tokenizer,
     ToneWeights,
 )
+from governor.overlays.reference import reference_from
 from governor.overlays.rules import Bounds, Scope
 
 Fail = Callable[[str, str], SpecError]
@@ -41,7 +42,9 @@ def resources_from(
         spec = SpecificityNorms(**{k: float(v) for k, v in norms.items()}) if norms else None
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise SpecError(f"{where}: features: {exc}") from exc
-    return Resources(tokenizer, embed, weights, spec or DEFAULT_RESOURCES.specificity)
+    human = features.get("human_reference")
+    reference = reference_from(human, where) if human is not None else None
+    return Resources(tokenizer, embed, weights, spec or DEFAULT_RESOURCES.specificity, reference)
 
 
 def number(value: Any, field: str, fail: Fail) -> float:

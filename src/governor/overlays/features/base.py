@@ -18,6 +18,7 @@ import numpy as np
 
 from governor.errors import ConfigError, expected
 from governor.overlays.features.dialogue import Dialogue, as_dialogue
+from governor.overlays.reference import HumanReference
 
 Scope = Literal["turn", "trajectory"]
 Embed = Callable[[Sequence[str]], np.ndarray]
@@ -64,14 +65,17 @@ class Resources:
     """What features may use beyond the text: optional models and calibrated parameters.
 
     ``tokenizer`` maps a text to its tokens (counted); ``embed`` maps texts to one vector each
-    (e.g. ``Backend.embed``; every call is an LLM call). Without them, features fall back to
-    estimates and proxies, reported by :func:`measure`.
+    (``Backend.embed``, where every call is an LLM call, or the local
+    :class:`~governor.overlays.embed.LocalEmbed`). Without them, features fall back to estimates
+    and proxies, reported by :func:`measure`. ``reference`` is the calibrated human distribution
+    of some features, used to prefer human-like replies (no feature reads it).
     """
 
     tokenizer: Tokenizer | None = None
     embed: Embed | None = None
     tone: ToneWeights = ToneWeights()
     specificity: SpecificityNorms = SpecificityNorms()
+    reference: HumanReference | None = None
 
 
 DEFAULT_RESOURCES = Resources()

@@ -1,16 +1,23 @@
 """Coherence and topic shift: does the response continue what was being talked about?
 
 With an embedding function, coherence follows the small-talk paper: the entropy of a response's
-embeddings (the spread of its sentence vectors' energy over the embedding dimensions, normalised
-to [0, 1]) measures its diversity, and the information gain of the candidate over the previous
-turn is the entropy of the pooled sentences minus the sentence-weighted mean of the two entropies
-(a Jensen-Shannon divergence). Coherence is 1 - gain / H(w), with H(w) the largest gain possible
-for those weights, so 1 means the candidate adds no new direction to the previous turn.
+embeddings measures its diversity, and the information gain of the candidate over the previous
+turn is the entropy of the pooled embeddings minus the weighted mean of the two entropies (a
+Jensen-Renyi divergence). The entropy is Renyi's quadratic entropy of a Parzen estimate on the unit
+sphere, H(X) = -log mean_ij k(x_i, x_j) with k(x, y) = exp((cos(x, y) - 1) / KERNEL_WIDTH); the
+points are token embeddings when the embedding function offers them (``embed.tokens(text)``, as
+:class:`~governor.overlays.embed.LocalEmbed` does), else one sentence embedding per sentence.
+Coherence is 1 - gain / the gain of two mutually orthogonal sets with the same inner spread, so
+1 means the candidate adds no new direction and 0 that it shares none with the previous turn.
+
+Against TIAGE's human topic-shift labels (PersonaChat), 1 - coherence ranks shifts above
+non-shifts with AUC 0.70 (calibration split) and 0.69 (held-out split) with all-MiniLM-L6-v2
+token embeddings; KERNEL_WIDTH was chosen on the calibration split (0.25 to 4 all give 0.69-0.70).
 
 Without embeddings both features are lexical proxies over content-word stems, reported as weak:
-human replies often share no word with the turn before them, and against TIAGE's human
-topic-shift labels (PersonaChat dev and test) the proxies rank shifts above non-shifts only
-slightly better than chance (AUC about 0.57 for topic_shift, 0.59 for 1 - coherence).
+human replies often share no word with the turn before them, and on the same labels the proxies
+rank shifts above non-shifts only slightly better than chance (AUC about 0.57 for topic_shift,
+0.59 for 1 - coherence).
 """
 
 from __future__ import annotations
@@ -23,42 +30,54 @@ from governor.overlays.features.base import DEFAULT_RESOURCES, Embed, Resources,
 from governor.overlays.features.dialogue import Dialogue, last
 from governor.overlays.features.text import content_stems, sentences
 
-
-def energy(vectors: np.ndarray) -> np.ndarray:
-    """The mean share of each dimension in the squared unit vectors: a distribution."""
-    v = np.asarray(vectors, dtype=float)
-    v = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
-    p = np.mean(v * v, axis=0)
-    return p / p.sum()
+KERNEL_WIDTH = 1.0
 
 
-def entropy(p: np.ndarray) -> float:
-    """Shannon entropy of a distribution in nats."""
-    q = p[p > 0]
-    return float(-np.sum(q * np.log(q)))
+def unit(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero)."""
+    v = np.atleast_2d(np.asarray(vectors, dtype=float))
+    return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
 
 
-def embedding_entropy(vectors: np.ndarray) -> float:
-    """Entropy of a response's sentence embeddings, normalised by log(dimension) to [0, 1]."""
-    d = np.asarray(vectors).shape[1]
-    return entropy(energy(vectors)) / np.log(d) if d > 1 else 0.0
+def _similarity(a: np.ndarray, b: np.ndarray, width: float) -> float:
+    """Mean kernel value over all pairs of rows of two unit-row matrices."""
+    return float(np.mean(np.exp((a @ b.T - 1.0) / width)))
 
 
-def information_gain(previous: np.ndarray, candidate: np.ndarray) -> tuple[float, float]:
-    """(gain in nats, its maximum H(w)) of ``candidate`` sentences over ``previous`` ones."""
-    n_p, n_c = len(previous), len(candidate)
-    w = n_p / (n_p + n_c)
-    p, q = energy(previous), energy(candidate)
-    gain = entropy(w * p + (1 - w) * q) - (w * entropy(p) + (1 - w) * entropy(q))
-    return max(0.0, gain), entropy(np.array([w, 1 - w]))
+def renyi_entropy(vectors: np.ndarray, width: float = KERNEL_WIDTH) -> float:
+    """Renyi quadratic entropy (nats) of the Parzen estimate over the rows' directions."""
+    v = unit(vectors)
+    return -float(np.log(_similarity(v, v, width)))
+
+
+def information_gain(
+    previous: np.ndarray, candidate: np.ndarray, width: float = KERNEL_WIDTH
+) -> tuple[float, float]:
+    """(gain in nats, its value for orthogonal sets) of ``candidate`` rows over ``previous``."""
+    p, q = unit(previous), unit(candidate)
+    w = len(p) / (len(p) + len(q))
+    s_p, s_q = _similarity(p, p, width), _similarity(q, q, width)
+    inner = w * -np.log(s_p) + (1 - w) * -np.log(s_q)
+    within = w * w * s_p + (1 - w) ** 2 * s_q
+
+    def pooled(cross: float) -> float:
+        return -float(np.log(within + 2 * w * (1 - w) * cross))
+
+    gain = pooled(_similarity(p, q, width)) - inner
+    return max(0.0, gain), max(0.0, pooled(np.exp(-1.0 / width)) - inner)
+
+
+def points(embed: Embed, text: str) -> np.ndarray:
+    """The embeddings coherence compares: token vectors if ``embed`` has them, else sentences."""
+    tokens = getattr(embed, "tokens", None)
+    if callable(tokens):
+        return np.asarray(tokens(text), dtype=float)
+    return np.asarray(embed(sentences(text) or [text]), dtype=float)
 
 
 def embedding_coherence(embed: Embed, previous: str, candidate: str) -> float:
-    """1 - information gain / its maximum; one embedding call for both turns' sentences."""
-    prev = sentences(previous) or [previous]
-    cand = sentences(candidate) or [candidate]
-    vectors = np.asarray(embed([*prev, *cand]), dtype=float)
-    gain, most = information_gain(vectors[: len(prev)], vectors[len(prev) :])
+    """1 - information gain / its value for orthogonal sets, in [0, 1]."""
+    gain, most = information_gain(points(embed, previous), points(embed, candidate))
     return float(np.clip(1.0 - gain / most, 0.0, 1.0)) if most > 0 else 1.0
 
 
