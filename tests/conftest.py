@@ -1,9 +1,15 @@
-"""Fixtures shared across the test folders: where the shared human conversation corpora are."""
+"""Fixtures shared across the test folders: where the shared human conversation corpora are.
+
+torch runs on one thread in tests: the networks here are tiny, and two threads make their small
+operations far slower on a 2-core machine (set before any test module imports torch).
+"""
 
 import os
 from pathlib import Path
 
 import pytest
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 CONVERSATIONS = Path(
     os.environ.get(

@@ -116,12 +116,15 @@ def test_trace_show_of_a_missing_file_is_one_line(
 
 def test_demo_writes_a_report_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     out = tmp_path / "report"
-    assert main(["demo", "--out", str(out), "--episodes", "3"]) == 0
+    assert main(["demo", "--out", str(out), "--episodes", "3", "--train-minutes", "0.02"]) == 0
     printed = capsys.readouterr().out
     assert f"report written to {out}" in printed and "exact_filter" in printed
     index = (out / "index.html").read_text()
-    for name in ("driving.png", "driving.json", "trace.jsonl", "exact_filter"):
+    for name in ("driving.png", "driving.json", "trace.jsonl", "exact_filter", "reguard.png"):
         assert name in index
+    reguard = json.loads((out / "reguard.json").read_text())["driving"]
+    assert {r["guard"] for r in reguard["table1"]} >= {"exact", "privileged", "llamaguard"}
+    assert (out / "reguard-checkpoints" / "driving-state" / "checkpoint.pt").is_file()
     rows = json.loads((out / "driving.json").read_text())["rows"]
     assert len(rows) == 6 and all(r["episodes"] == 3 for r in rows)
     assert main(["trace", "show", str(out / "trace.jsonl")]) == 0

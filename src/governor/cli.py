@@ -17,6 +17,7 @@ from typing import NoReturn
 from rich.console import Console
 
 from governor import __version__
+from governor.config import check_range
 from governor.errors import GovernorError
 
 
@@ -30,7 +31,14 @@ class Parser(argparse.ArgumentParser):
 def _demo(args: argparse.Namespace, console: Console) -> int:
     from governor.bench.demo import run_demo
 
-    index = run_demo(args.out, episodes=args.episodes, seed=args.seed, console=console)
+    check_range("train_minutes", args.train_minutes, 0.0, 1e4)
+    index = run_demo(
+        args.out,
+        episodes=args.episodes,
+        seed=args.seed,
+        train_minutes=args.train_minutes,
+        console=console,
+    )
     console.print(f"report written to {index.parent}/ (open {index})")
     console.print(f"inspect a trajectory: governor trace show {index.parent / 'trace.jsonl'}")
     return 0
@@ -44,12 +52,13 @@ def _trace_show(args: argparse.Namespace, console: Console) -> int:
 
 
 def build_parser() -> Parser:
-    from governor.bench import driving, ltl_speed, safety_chip, smalltalk
+    from governor.bench import driving, ltl_speed, reguard_report, safety_chip, smalltalk
     from governor.conversation.commands import (
         add_audit_parser,
         add_calibrate_parser,
         add_chat_parser,
     )
+    from governor.filters.commands import add_eval_parser, add_train_parser
     from governor.ltl.commands import add_ltl_parser
 
     parser = Parser(prog="governor", description="Runtime guardrails for foundation-model agents.")
@@ -60,6 +69,9 @@ def build_parser() -> Parser:
     demo.add_argument("--out", type=Path, default=Path("governor-report"), help="report folder")
     demo.add_argument("--episodes", type=int, default=100, help="episodes per policy and guard")
     demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument(
+        "--train-minutes", type=float, default=1.0, help="training budget of the learned filter"
+    )
     demo.set_defaults(handler=_demo)
 
     bench = sub.add_parser("bench", help="run a benchmark").add_subparsers(
@@ -69,6 +81,7 @@ def build_parser() -> Parser:
     smalltalk.add_parser(bench)
     safety_chip.add_parser(bench)
     ltl_speed.add_parser(bench)
+    reguard_report.add_parser(bench)
 
     trace = sub.add_parser("trace", help="inspect decision traces").add_subparsers(
         dest="trace", required=True, parser_class=Parser
@@ -82,6 +95,8 @@ def build_parser() -> Parser:
     add_chat_parser(sub)
     add_audit_parser(sub)
     add_calibrate_parser(sub)
+    add_train_parser(sub)
+    add_eval_parser(sub)
     return parser
 
 

@@ -3,7 +3,9 @@
 torch and transformers are imported lazily (the ``[hf]`` extra), and only local files are read:
 nothing is ever downloaded. Besides chat and embeddings it exposes the next-token logits and the
 hidden states, for value-guided decoding and safety values on an LLM backbone. Those are model
-calls too, and are counted like chat calls.
+calls too, and are counted like chat calls. The module's functions (model folder and dtype
+checks, the ``from_pretrained`` dtype keyword, the chat prompt) are shared with
+:mod:`~governor.filters.llm_q`.
 """
 
 from __future__ import annotations
@@ -46,9 +48,8 @@ class HFBackend(Backend):
         num_threads: int | None = None,
     ):
         path = Path(model_path).expanduser()
-        _check_model_folder(path)
-        if dtype is not None and dtype not in DTYPES:
-            raise ConfigError(f"dtype: {expected(' or '.join(DTYPES), dtype)}")
+        check_model_folder(path)
+        check_dtype(dtype)
         if num_threads is not None and (isinstance(num_threads, bool) or num_threads < 1):
             raise ConfigError(f"num_threads: {expected('an integer >= 1 or None', num_threads)}")
         torch, transformers = _import_hf()
@@ -64,7 +65,7 @@ class HFBackend(Backend):
         try:
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
             model = transformers.AutoModelForCausalLM.from_pretrained(
-                path, local_files_only=True, **{_dtype_arg(transformers): _dtype(torch, dtype)}
+                path, local_files_only=True, **dtype_kwargs(torch, transformers, dtype)
             )
             self.model = model.to(self.device).eval()
         except Exception as exc:  # transformers and torch raise many kinds; all mean the same here
@@ -179,15 +180,9 @@ class HFBackend(Backend):
         return out.hidden_states[-1] if hidden else out.logits
 
     def _encode(self, messages: tuple[Message, ...]) -> Any:
-        """The prompt: the tokenizer's chat template, or a plain ``role: content`` transcript."""
-        if getattr(self.tokenizer, "chat_template", None):
-            turns = [{"role": m.role, "content": m.content} for m in messages]
-            text = self.tokenizer.apply_chat_template(
-                turns, add_generation_prompt=True, tokenize=False
-            )
-            return self._tokens(text, special=False)
-        lines = [f"{m.role}: {m.content}" for m in messages]
-        return self._tokens("\n".join([*lines, "assistant:"]), special=True)
+        """The prompt's tokens (:func:`chat_prompt`)."""
+        text, special = chat_prompt(self.tokenizer, messages)
+        return self._tokens(text, special=special)
 
     def _tokens(self, text: str, *, special: bool) -> Any:
         enc = self.tokenizer(text, return_tensors="pt", add_special_tokens=special)
@@ -222,7 +217,23 @@ class HFBackend(Backend):
         return tuple(result)
 
 
-def _check_model_folder(path: Path) -> None:
+def chat_prompt(tokenizer: Any, messages: Sequence[Message], **template: Any) -> tuple[str, bool]:
+    """The prompt text of ``messages`` and whether the tokenizer adds its special tokens to it.
+
+    The tokenizer's chat template (``template``: extra variables for it) when it has one, else a
+    plain ``role: content`` transcript ending in ``assistant:``.
+    """
+    if getattr(tokenizer, "chat_template", None):
+        turns = [{"role": m.role, "content": m.content} for m in messages]
+        text = tokenizer.apply_chat_template(
+            turns, add_generation_prompt=True, tokenize=False, **template
+        )
+        return text, False
+    lines = [f"{m.role}: {m.content}" for m in messages]
+    return "\n".join([*lines, "assistant:"]), True
+
+
+def check_model_folder(path: Path) -> None:
     """Raise BackendUnavailable unless ``path`` holds config.json and a weights file."""
     if not path.exists():
         found = "nothing at that path"
@@ -240,14 +251,26 @@ def _check_model_folder(path: Path) -> None:
     )
 
 
-def _dtype(torch: Any, name: str | None) -> Any:
-    return getattr(torch, name) if name else "auto"
+def check_dtype(dtype: str | None) -> None:
+    """Raise a ConfigError unless ``dtype`` is None (the saved dtype) or one of :data:`DTYPES`."""
+    if dtype is not None and dtype not in DTYPES:
+        raise ConfigError(f"dtype: {expected(' or '.join(DTYPES), dtype)}")
 
 
-def _dtype_arg(transformers: Any) -> str:
+def transformers_at_least(transformers: Any, major: int, minor: int) -> bool:
+    """Whether the installed transformers is version ``major.minor`` or newer."""
+    found = tuple(int(part) for part in transformers.__version__.split(".")[:2])
+    return found >= (major, minor)
+
+
+def dtype_arg(transformers: Any) -> str:
     """``dtype`` since transformers 4.56; ``torch_dtype`` before."""
-    major, minor = (int(part) for part in transformers.__version__.split(".")[:2])
-    return "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
+    return "dtype" if transformers_at_least(transformers, 4, 56) else "torch_dtype"
+
+
+def dtype_kwargs(torch: Any, transformers: Any, dtype: str | None) -> dict[str, Any]:
+    """The ``from_pretrained`` keyword for ``dtype`` (None: "auto", the saved dtype)."""
+    return {dtype_arg(transformers): getattr(torch, dtype) if dtype else "auto"}
 
 
 def _import_hf() -> tuple[Any, Any]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.console import Console
 
-from governor.bench import driving, safety_chip, smalltalk
+from governor.bench import driving, reguard_report, safety_chip, smalltalk
 from governor.bench.plots import plot_driving
 from governor.bench.report import Section, markdown_table, print_table, write_index
 
@@ -74,7 +74,12 @@ def driving_section(result: dict[str, Any]) -> Section:
 
 
 def run_demo(
-    out: Path, *, episodes: int = 100, seed: int = 0, console: Console | None = None
+    out: Path,
+    *,
+    episodes: int = 100,
+    seed: int = 0,
+    train_minutes: float = 1.0,
+    console: Console | None = None,
 ) -> Path:
     """Run the offline demo into ``out``; returns the index.html path."""
     console = console or Console()
@@ -92,5 +97,8 @@ def run_demo(
         section,
         safety_chip.demo_section(out, console),
         smalltalk.demo_section(out, console),
+        reguard_report.demo_section(
+            out, console, episodes=max(1, episodes // 2), train_minutes=train_minutes
+        ),
     ]
     return write_index(out, "governor offline demo", sections)

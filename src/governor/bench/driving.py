@@ -41,8 +41,8 @@ from governor.filters.grid_value import GridSpec, GridValue, load_or_compute
 from governor.filters.myopic import OneStepMonitor, StopFallback
 from governor.filters.safety_filter import exact_filter
 from governor.observer import Observer
-from governor.runner import Episode, run_episode
-from governor.trace import TraceWriter, open_trace
+from governor.runner import DecisionSink, Episode, run_episode
+from governor.trace import open_trace
 
 GUARDS = ("none", "myopic_stop", "exact_filter")
 
@@ -114,6 +114,11 @@ def make_guard(name: str, gv: GridValue, margin: float) -> tuple[list[Constraint
         return [], None
     if name == "myopic_stop":
         return [OneStepMonitor(gv.params)], StopFallback()
+    if name.startswith("learned:"):  # a trained checkpoint directory: learned:DIR
+        from governor.filters.learned import learned_filter
+
+        learned, fallback = learned_filter(name.removeprefix("learned:"), margin, gv.params)
+        return [learned], fallback
     monitor, fallback = exact_filter(gv, margin)
     return [monitor], fallback
 
@@ -125,15 +130,19 @@ def run_pair(
     margin: float,
     starts: Sequence[tuple[float, float, float]],
     *,
-    trace: TraceWriter | None = None,
+    trace: DecisionSink | None = None,
     on_episode: Callable[[Episode], None] | None = None,
     label: str | None = None,
+    parts: tuple[Sequence[Constraint], Fallback | None] | None = None,
 ) -> Row:
-    """Run ``policy`` under ``guard`` from each start; the row is labelled ``label``."""
-    constraints, fallback = make_guard(guard, gv, margin)
+    """Run ``policy`` under ``guard`` from each start; the row is labelled ``label``.
+
+    ``parts`` (constraints, fallback) replaces the guard that ``guard`` names.
+    """
+    constraints, fallback = parts if parts is not None else make_guard(guard, gv, margin)
     # The safety filter switches at once: no regeneration, as in the paper.
     config = ObserverConfig(max_regenerations=0)
-    observer = Observer(policy, constraints, fallback, config=config)
+    observer = Observer(policy, list(constraints), fallback, config=config)
     env = DrivingEnv(gv.params)
     episodes = []
     for i, start in enumerate(starts):

@@ -1,0 +1,123 @@
+"""The ``governor train safety-value`` and ``governor eval safety-value`` commands.
+
+``train`` runs reach-avoid DDQN (:mod:`~governor.filters.ddqn`) for ``--env driving`` or
+``--env commerce`` and writes a checkpoint directory; ``eval`` measures a checkpoint against its
+env's exact value (driving: the grid value; commerce: the dynamic programme; :func:`~governor.
+filters.learned.evaluate`) and writes ``{"env", "obs", "agreement", "value_f1", "tp_rate",
+"tn_rate", "fn_rate", "train_minutes"}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from governor.config import add_dataclass_args, check_range, dataclass_from_args, option
+from governor.errors import ConfigError, expected
+from governor.filters.ddqn_config import DDQNConfig
+
+OBS_CHOICES = ("state", "text")
+ENV_CHOICES = ("driving", "commerce")
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalConfig:
+    """`governor eval safety-value`: a checkpoint against its env's exact value."""
+
+    states: int = option(20_000, "held-out live states")
+    seed: int = option(20_251_007, "seed of the held-out states (training never draws them)")
+    env: str | None = option(None, "refuse a checkpoint trained for another environment")
+    obs: str | None = option(None, "refuse a checkpoint of another observation model")
+    latency: bool = option(False, "also time one filter decision (median, batch of one)")
+    grid_nx: int = option(101, "driving's exact grid value: points along the track")
+    grid_ny: int = option(101, "driving's exact grid value: points across the road")
+    grid_ntheta: int = option(64, "driving's exact grid value: headings")
+
+    def __post_init__(self) -> None:
+        check_range("states", self.states, 1, 10_000_000)
+        if self.env is not None and self.env not in ENV_CHOICES:
+            raise ConfigError(f"env: {expected(' or '.join(ENV_CHOICES), self.env)}")
+        if self.obs is not None and self.obs not in OBS_CHOICES:
+            raise ConfigError(f"obs: {expected(' or '.join(OBS_CHOICES), self.obs)}")
+
+
+def add_train_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``train`` (``safety-value``) to ``subparsers``."""
+    train = subparsers.add_parser("train", help="train a learned guard")
+    sub = train.add_subparsers(dest="train_command", required=True, parser_class=type(train))
+    value = sub.add_parser(
+        "safety-value", help="reach-avoid DDQN safety value from states or text observations"
+    )
+    value.add_argument("--out", type=Path, required=True, help="checkpoint directory")
+    add_dataclass_args(value, DDQNConfig)
+    value.set_defaults(handler=train_command)
+    return train
+
+
+def add_eval_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``eval`` (``safety-value``) to ``subparsers``."""
+    ev = subparsers.add_parser("eval", help="evaluate a learned guard")
+    sub = ev.add_subparsers(dest="eval_command", required=True, parser_class=type(ev))
+    value = sub.add_parser("safety-value", help="a safety value checkpoint against the exact value")
+    value.add_argument("checkpoint", type=Path, help="checkpoint directory")
+    value.add_argument("--json", type=Path, help="write the metrics here")
+    add_dataclass_args(value, EvalConfig)
+    value.set_defaults(handler=eval_command)
+    return ev
+
+
+def train_command(args: argparse.Namespace, console: Console) -> int:
+    """Train, checkpointing to ``--out``; an interrupt keeps the checkpoint and exits 130."""
+    cfg = dataclass_from_args(DDQNConfig, args)
+    _torch_single_thread()
+    from governor.filters.ddqn import train
+
+    result = train(cfg, args.out)
+    how = "interrupted" if result.interrupted else "done"
+    console.print(
+        f"{how}: {result.iterations} iterations in {result.minutes:.1f} min, agreement "
+        f"{result.agreement:.2%} on the check states; checkpoint in {result.out}/"
+    )
+    return 130 if result.interrupted else 0
+
+
+def eval_command(args: argparse.Namespace, console: Console) -> int:
+    """Evaluate a checkpoint; print the metrics and write them to ``--json``."""
+    cfg = dataclass_from_args(EvalConfig, args)
+    _torch_single_thread()
+    from governor.filters.learned import LearnedQ, decision_latency_us, evaluate
+
+    learned = LearnedQ.load(args.checkpoint, env=cfg.env, obs=cfg.obs)
+    shape = (cfg.grid_nx, cfg.grid_ny, cfg.grid_ntheta)
+    exact = learned.model.task.exact_value(shape, progress=True)
+    metrics = evaluate(learned, exact, cfg.states, cfg.seed)
+    console.print(
+        f"{metrics['env']}/{metrics['obs']}: agreement {metrics['agreement']:.2%}, value F1 "
+        f"{metrics['value_f1']:.3f}, TP {metrics['tp_rate']:.3f} TN {metrics['tn_rate']:.3f} "
+        f"FN {metrics['fn_rate']:.3f} ({metrics['train_minutes']:.1f} training minutes)"
+    )
+    if cfg.latency:
+        console.print(f"filter decision: {decision_latency_us(learned):.0f} µs median")
+    if args.json is not None:
+        try:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"--json: cannot write {args.json}: {exc.strerror}") from exc
+    return 0
+
+
+def _torch_single_thread() -> None:
+    """Import torch (the ``learn`` extra) and use one thread: faster for these small networks."""
+    try:
+        import torch
+    except ImportError as exc:
+        raise ConfigError(
+            "learned safety values: expected torch (pip install 'governor[learn]'), found none"
+        ) from exc
+    torch.set_num_threads(1)

@@ -1,0 +1,125 @@
+"""`governor bench reguard`: the tables' rows, the metrics' plumbing, files and refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from governor.bench.reguard import ReGuardBenchConfig, run
+from governor.bench.reguard_driving import MonitorLog, calibrated_margin
+from governor.cli import main
+from governor.core import Attempt, Candidate, Decision, DecisionKind, Verdict
+from governor.envs.driving import DrivingParams
+from governor.errors import ConfigError
+from governor.filters.grid_value import GridSpec, load_or_compute
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def driving(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    empty = tmp_path_factory.mktemp("no-checkpoints")
+    cfg = ReGuardBenchConfig(
+        tables="driving", episodes=12, checkpoints=str(empty), monitor_steps=80
+    )
+    return run(cfg, progress=False)
+
+
+def test_missing_checkpoints_leave_their_rows_out_and_say_so(driving: dict) -> None:
+    notes = " ".join(driving["notes"])
+    assert "no state checkpoint" in notes and "no text checkpoint" in notes
+    guards = {r["guard"] for r in driving["driving"]["shielding"]}
+    assert guards == {"none", "exact", "llamaguard", "llamaguard_myopic"}
+
+
+def test_the_exact_filter_is_the_reference_of_rollout_f1(driving: dict) -> None:
+    rows = driving["driving"]["shielding"]
+    for row in rows:
+        if row["guard"] == "exact":
+            assert row["rollout_f1"] == 1.0 and row["success_rate"] == 1.0
+        if row["guard"] == "none":
+            assert row["intervention_rate"] == 0.0
+    unguarded = [r for r in rows if r["guard"] == "none"]
+    assert any(r["failure_rate"] > 0 for r in unguarded)  # the starts are not all easy
+    assert all(r["rollout_f1"] < 1.0 for r in unguarded)
+
+
+def test_table1_scores_the_monitors_on_the_erratic_policy(driving: dict) -> None:
+    table = {r["guard"]: r for r in driving["driving"]["table1"]}
+    exact = table["exact"]
+    assert exact["policy"] == "erratic" and exact["value_f1"] == pytest.approx(1.0)
+    assert 0 < exact["scored"] <= 80
+    # its own recovery is the best one: whatever it admits, it can keep safe
+    assert exact["tp_rate"] is None or exact["tp_rate"] > 0.9
+    lg = table["llamaguard"]
+    # a one-step monitor admits actions after which stopping is the only "recovery"
+    assert lg["tn_rate"] is None or lg["tn_rate"] < 1.0 or lg["tp_rate"] is None
+    alone = table["myopic_privileged (run alone)"]
+    assert alone["value_f1"] is None if "value_f1" in alone else True
+    assert 0.0 <= alone["success_rate"] <= 1.0
+
+
+def test_monitor_log_keeps_the_first_proposal_and_its_verdicts() -> None:
+    log = MonitorLog()
+    ok, no = Verdict.allow("a"), Verdict.reject("b", 0.5, "too close")
+    attempt = Attempt((Candidate(2), Candidate(0)), ((ok, no), (ok, ok)), None, 1, None)
+    decision = Decision(DecisionKind.EXECUTE, 0, attempts=(attempt,))
+    log.record(decision, episode="e", t=3, extra={"state": [1.0, 2.0, 0.1]})
+    log.record(decision, episode="e", t=4, extra=None)  # no state: nothing to score
+    assert log.actions == [2] and log.allowed == [False] and log.times == [3]
+    assert np.allclose(log.states[0], [1.0, 2.0, 0.1])
+
+
+def test_calibrated_margin_removes_doomed_admissions() -> None:
+    gv = load_or_compute(DrivingParams(), GridSpec(), progress=False)[0]
+    rng = np.random.default_rng(0)
+    states = np.column_stack(
+        [rng.uniform(0, 10, 3000), rng.uniform(0, 3, 3000), rng.uniform(-3, 3, 3000)]
+    )
+    exact = gv.q_batch(states)
+    noisy = exact + rng.normal(0.0, 0.1, exact.shape)  # a learned Q with errors everywhere
+
+    def q_states(s: np.ndarray) -> np.ndarray:
+        return noisy
+
+    def doomed_share(m: float) -> float:
+        admitted = noisy > m
+        return float((exact[admitted] <= 0).mean())
+
+    m = calibrated_margin(q_states, gv, states, false_safe=0.005)
+    assert m > 0.0
+    assert doomed_share(m) <= 0.005 < doomed_share(0.0)
+    assert calibrated_margin(q_states, gv, states, false_safe=1.0, floor=0.25) == 0.25
+
+
+def test_the_command_writes_json_with_the_backseat_tables(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    code = main(
+        [
+            "bench",
+            "reguard",
+            "--tables",
+            "backseat",
+            "--episodes",
+            "4",
+            "--checkpoints",
+            str(tmp_path),
+            "--json",
+            str(out),
+        ]
+    )
+    assert code == 0
+    data = json.loads(out.read_text())
+    settings = {(r["setting"], r["persona"]) for r in data["backseat"]["rows"]}
+    assert settings == {(s, p) for s in ("full", "shielded") for p in ("none", "urgent")}
+    assert "driving" not in data and data["config"]["tables"] == "backseat"
+
+
+def test_bad_configuration_is_refused() -> None:
+    with pytest.raises(ConfigError, match="tables"):
+        ReGuardBenchConfig(tables="everything")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="false_safe"):
+        ReGuardBenchConfig(false_safe=2.0)
