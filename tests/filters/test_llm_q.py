@@ -450,3 +450,24 @@ def test_monitor_metrics_match_a_hand_count() -> None:
         "tn_rate": 1.0,
         "fn_rate": 0.0,
     }
+
+
+def test_the_commands_train_and_evaluate_an_llm_value(
+    models: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from governor.cli import main
+
+    monkeypatch.setenv("GOVERNOR_CACHE_DIR", str(tmp_path / "cache"))
+    out, report = tmp_path / "llm-ck", tmp_path / "eval.json"
+    small_grid = ["--grid-nx", "21", "--grid-ny", "11", "--grid-ntheta", "16"]
+    args = ["train", "safety-value", "--obs", "llm", "--model-path", str(models["tiny"])]
+    assert main([*args, "--iterations", "2", "--minutes", "1", "--out", str(out), *small_grid]) == 0
+    assert (out / "meta.json").is_file()
+    ev = ["eval", "safety-value", str(out), "--states", "12", "--json", str(report)]
+    assert main([*ev, *small_grid]) == 0
+    metrics = json.loads(report.read_text())
+    assert metrics["obs"] == "llm" and metrics["env"] == "driving"
+    assert 0.0 <= metrics["agreement"] <= 1.0
+    # obs llm without a model folder, and a model folder for another obs, are refused
+    assert main(["train", "safety-value", "--obs", "llm", "--out", str(out)]) == 2
+    assert main(["train", "safety-value", "--model-path", "x", "--out", str(out)]) == 2

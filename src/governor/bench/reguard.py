@@ -34,6 +34,7 @@ from governor.config import BackendConfig, check_range, option
 from governor.core import Policy
 from governor.envs.driving import DrivingParams
 from governor.errors import ConfigError, expected
+from governor.filters.commands import single_thread
 from governor.filters.grid_value import GridSpec, GridValue, load_or_compute
 from governor.filters.safety_filter import exact_filter
 
@@ -254,17 +255,6 @@ def run_backseat_table(cfg: ReGuardBenchConfig, notes: list[str]) -> dict[str, A
         notes.append("backseat: no text checkpoint, the safety advisor reads the exact value")
     bcfg = BackseatConfig(episodes=cfg.episodes, seed=cfg.seed, value=value)
     return run_backseat(bcfg)
-
-
-def single_thread() -> None:
-    """One torch thread: the networks here are small, and more threads only slow them down."""
-    try:
-        import torch
-    except ImportError as exc:
-        raise ConfigError(
-            "bench reguard: expected torch (pip install 'governor[learn]'), found none"
-        ) from exc
-    torch.set_num_threads(1)
 
 
 def run(

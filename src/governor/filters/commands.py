@@ -18,10 +18,11 @@ from typing import Any
 from rich.console import Console
 
 from governor.config import add_dataclass_args, check_range, dataclass_from_args, option
+from governor.envs.driving import DrivingParams
 from governor.errors import ConfigError, expected
 from governor.filters.ddqn_config import DDQNConfig
 
-OBS_CHOICES = ("state", "text")
+OBS_CHOICES = ("state", "text", "llm")
 ENV_CHOICES = ("driving", "commerce")
 
 
@@ -34,6 +35,7 @@ class EvalConfig:
     env: str | None = option(None, "refuse a checkpoint trained for another environment")
     obs: str | None = option(None, "refuse a checkpoint of another observation model")
     latency: bool = option(False, "also time one filter decision (median, batch of one)")
+    model_path: str | None = option(None, "obs llm: the model folder (default: where it trained)")
     grid_nx: int = option(101, "driving's exact grid value: points along the track")
     grid_ny: int = option(101, "driving's exact grid value: points across the road")
     grid_ntheta: int = option(64, "driving's exact grid value: headings")
@@ -74,7 +76,9 @@ def add_eval_parser(subparsers: Any) -> argparse.ArgumentParser:
 def train_command(args: argparse.Namespace, console: Console) -> int:
     """Train, checkpointing to ``--out``; an interrupt keeps the checkpoint and exits 130."""
     cfg = dataclass_from_args(DDQNConfig, args)
-    _torch_single_thread()
+    single_thread()
+    if cfg.obs == "llm":
+        return _train_llm(cfg, args.out, console)
     from governor.filters.ddqn import train
 
     result = train(cfg, args.out)
@@ -89,20 +93,18 @@ def train_command(args: argparse.Namespace, console: Console) -> int:
 def eval_command(args: argparse.Namespace, console: Console) -> int:
     """Evaluate a checkpoint; print the metrics and write them to ``--json``."""
     cfg = dataclass_from_args(EvalConfig, args)
-    _torch_single_thread()
-    from governor.filters.learned import LearnedQ, decision_latency_us, evaluate
-
-    learned = LearnedQ.load(args.checkpoint, env=cfg.env, obs=cfg.obs)
-    shape = (cfg.grid_nx, cfg.grid_ny, cfg.grid_ntheta)
-    exact = learned.model.task.exact_value(shape, progress=True)
-    metrics = evaluate(learned, exact, cfg.states, cfg.seed)
+    single_thread()
+    if (args.checkpoint / "checkpoint.pt").is_file() or cfg.obs not in (None, "llm"):
+        metrics, latency = _eval_learned(args.checkpoint, cfg)
+    else:
+        metrics, latency = _eval_llm(args.checkpoint, cfg)
     console.print(
         f"{metrics['env']}/{metrics['obs']}: agreement {metrics['agreement']:.2%}, value F1 "
         f"{metrics['value_f1']:.3f}, TP {metrics['tp_rate']:.3f} TN {metrics['tn_rate']:.3f} "
         f"FN {metrics['fn_rate']:.3f} ({metrics['train_minutes']:.1f} training minutes)"
     )
-    if cfg.latency:
-        console.print(f"filter decision: {decision_latency_us(learned):.0f} µs median")
+    if latency is not None:
+        console.print(f"filter decision: {latency:.0f} µs median")
     if args.json is not None:
         try:
             args.json.parent.mkdir(parents=True, exist_ok=True)
@@ -112,7 +114,55 @@ def eval_command(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _torch_single_thread() -> None:
+def _eval_learned(checkpoint: Path, cfg: EvalConfig) -> tuple[dict[str, Any], float | None]:
+    from governor.filters.learned import LearnedQ, decision_latency_us, evaluate
+
+    learned = LearnedQ.load(checkpoint, env=cfg.env, obs=cfg.obs)
+    shape = (cfg.grid_nx, cfg.grid_ny, cfg.grid_ntheta)
+    exact = learned.model.task.exact_value(shape, progress=True)
+    metrics = evaluate(learned, exact, cfg.states, cfg.seed)
+    return metrics, decision_latency_us(learned) if cfg.latency else None
+
+
+def _eval_llm(checkpoint: Path, cfg: EvalConfig) -> tuple[dict[str, Any], float | None]:
+    """An LLM-backbone checkpoint (an adapter folder) against the exact driving value."""
+    from governor.filters.grid_value import GridSpec, load_or_compute
+    from governor.filters.learned import held_out_states
+    from governor.filters.llm_q import LLMQ
+    from governor.filters.llm_q_eval import evaluate_llm_q
+
+    if cfg.env not in (None, "driving"):
+        raise ConfigError(f"env: {expected('driving for an LLM checkpoint', cfg.env)}")
+    q = LLMQ.load(checkpoint, cfg.model_path)
+    spec = GridSpec(nx=cfg.grid_nx, ny=cfg.grid_ny, ntheta=cfg.grid_ntheta)
+    grid = load_or_compute(q.params, spec, progress=True)[0]
+    states = held_out_states(q.params, cfg.states, cfg.seed)
+    return evaluate_llm_q(q, grid.values, states, exact_q=grid.q_batch), None
+
+
+def _train_llm(cfg: DDQNConfig, out: Path, console: Console) -> int:
+    from governor.filters.grid_value import GridSpec, load_or_compute
+    from governor.filters.llm_q_train import train_llm_q
+
+    assert cfg.model_path is not None  # the config refuses obs llm without one
+    spec = GridSpec(nx=cfg.grid_nx, ny=cfg.grid_ny, ntheta=cfg.grid_ntheta)
+    grid = load_or_compute(DrivingParams(), spec, progress=True)[0]
+    result = train_llm_q(
+        cfg.model_path,
+        out,
+        minutes=cfg.minutes,
+        iterations=cfg.iterations,
+        seed=cfg.seed,
+        exact_value=grid.values,
+    )
+    how = "interrupted" if result.interrupted else "done"
+    console.print(
+        f"{how}: {result.iterations} iterations in {result.minutes:.1f} min; adapter in {out}/"
+    )
+    return 130 if result.interrupted else 0
+
+
+def single_thread() -> None:
     """Import torch (the ``learn`` extra) and use one thread: faster for these small networks."""
     try:
         import torch

@@ -63,7 +63,12 @@ class DDQNConfig:
     """
 
     env: Literal["driving", "commerce"] = option("driving", "environment: driving or commerce")
-    obs: Literal["state", "text"] = option("state", "what Q reads: the state, or the text")
+    obs: Literal["state", "text", "llm"] = option(
+        "state", "what Q reads: the state, the text, or an LLM's own logits (--model-path)"
+    )
+    model_path: str | None = option(
+        None, "obs llm: a local causal LM folder (its other settings: the paper's Table 5)"
+    )
     minutes: float = option(15.0, "wall-clock training budget in minutes")
     iterations: int = _per_env("iterations", "gradient steps at most")
     seed: int = option(0, "seed of the network, the envs and the exploration")
@@ -109,8 +114,15 @@ class DDQNConfig:
         for name, value in ENV_DEFAULTS[self.env].items():
             if getattr(self, name) is None:
                 object.__setattr__(self, name, value)
-        if self.obs not in ("state", "text"):
-            raise ConfigError(f"obs: {expected('state or text', self.obs)}")
+        if self.obs not in ("state", "text", "llm"):
+            raise ConfigError(f"obs: {expected('state, text or llm', self.obs)}")
+        if (self.obs == "llm") != (self.model_path is not None):
+            raise ConfigError(
+                f"model_path: expected a model folder exactly when obs is llm, found obs "
+                f"{self.obs!r} and model_path {self.model_path!r}"
+            )
+        if self.obs == "llm" and self.env != "driving":
+            raise ConfigError(f"env: {expected('driving for obs llm', self.env)}")
         check_range("minutes", self.minutes, 0.0, 1e6)
         for name in ("iterations", "n_envs", "buffer_size", "eval_every"):
             check_range(name, getattr(self, name), 1, 1e9)
