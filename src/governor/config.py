@@ -128,6 +128,18 @@ def load_mapping(path: str | Path) -> dict[str, Any]:
     return data
 
 
+def write_json(path: Path, data: Any, what: str = "--json") -> None:
+    """Write ``data`` to ``path`` as indented JSON, creating the folder.
+
+    A path that cannot be written is a ConfigError naming ``what`` (the option that gave it).
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{what}: cannot write {path}: {exc.strerror}") from exc
+
+
 def from_mapping(cls: type[C], data: Mapping[str, Any], where: str = "config") -> C:
     """Build a config dataclass from a mapping, naming unknown keys and bad values."""
     names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]

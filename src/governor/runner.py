@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -106,3 +106,38 @@ def run_episode(
     if trace is not None:
         trace.record_episode(episode, result.summary())
     return result
+
+
+def run_episodes(
+    env: gym.Env[Any, Any],
+    observer: Observer,
+    starts: Sequence[Any],
+    *,
+    seeds: Sequence[int] | None = None,
+    trace: DecisionSink | None = None,
+    label: str,
+    extra: Callable[[Trajectory], Mapping[str, Any]] | None = None,
+    on_episode: Callable[[Episode], None] | None = None,
+) -> list[Episode]:
+    """One episode from each start (reset with ``options={"state": start}``), in order.
+
+    Episode i is seeded ``seeds[i]`` (default: i) and named ``f"{label}-{i}"``; ``on_episode``
+    sees each as it ends.
+    """
+    if seeds is not None and len(seeds) != len(starts):
+        raise ValueError(f"{len(starts)} starts but {len(seeds)} seeds")
+    episodes = []
+    for i, start in enumerate(starts):
+        ep = run_episode(
+            env,
+            observer,
+            seed=i if seeds is None else seeds[i],
+            options={"state": start},
+            trace=trace,
+            episode_id=f"{label}-{i}",
+            extra=extra,
+        )
+        episodes.append(ep)
+        if on_episode is not None:
+            on_episode(ep)
+    return episodes

@@ -100,7 +100,7 @@ def test_config_is_checked():
         DDQNConfig(gamma=0.99, gamma_end=0.9)
     with pytest.raises(ConfigError, match="batch_size"):
         DDQNConfig(batch_size=0)
-    with pytest.raises(ConfigError, match="expected state or text, found 'pixels'"):
+    with pytest.raises(ConfigError, match="expected state, text or llm, found 'pixels'"):
         DDQNConfig(obs="pixels")  # type: ignore[arg-type]
     assert DDQNConfig().batch == 512 and DDQNConfig(obs="text").batch == 128
 

@@ -23,7 +23,7 @@ from governor.envs.driving import DrivingEnv
 from governor.filters.grid_value import GridValue
 from governor.filters.safety_filter import exact_filter
 from governor.observer import Observer
-from governor.runner import DecisionSink, Episode, run_episode
+from governor.runner import DecisionSink, Episode, run_episode, run_episodes
 
 
 def privileged_runs(
@@ -72,21 +72,17 @@ def run_condition(
     speaker = fallback or advisor
     name = "none" if isinstance(speaker, SilentAdvisor) else speaker.name
     label = f"{label}-{name}{'-shield' if shield else ''}"
-    episodes = []
     with metered() as meter:
-        for i, (start, seed) in enumerate(zip(starts, seeds, strict=True)):
-            ep = run_episode(
-                env,
-                observer,
-                seed=seed,
-                options={"state": start},
-                trace=trace,
-                episode_id=f"{label}-{i}",
-                extra=_extra,
-            )
-            episodes.append(ep)
-            if on_episode is not None:
-                on_episode(ep)
+        episodes = run_episodes(
+            env,
+            observer,
+            starts,
+            seeds=seeds,
+            trace=trace,
+            label=label,
+            extra=_extra,
+            on_episode=on_episode,
+        )
     row = {
         "advisor": name,
         "shield": shield is not None,

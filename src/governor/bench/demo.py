@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ from rich.console import Console
 from governor.bench import driving, reguard_report, safety_chip, smalltalk
 from governor.bench.plots import plot_driving
 from governor.bench.report import Section, markdown_table, print_table, write_index
+from governor.config import write_json
 
 
 def public(result: dict[str, Any]) -> dict[str, Any]:
@@ -38,8 +38,7 @@ def example_episodes(result: dict[str, Any], policy: str) -> dict[str, list[Any]
 def write_driving(result: dict[str, Any], json_path: Path | None, plot_path: Path | None) -> None:
     """The JSON result and the safe-set plot of a driving benchmark run."""
     if json_path is not None:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(json.dumps(public(result), indent=2) + "\n", encoding="utf-8")
+        write_json(json_path, public(result))
     if plot_path is not None:
         policy = result["rows"][-1]["policy"]
         plot_driving(result["_grid"], result["margin"], example_episodes(result, policy), plot_path)

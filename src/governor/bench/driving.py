@@ -41,7 +41,7 @@ from governor.filters.grid_value import GridSpec, GridValue, load_or_compute
 from governor.filters.myopic import OneStepMonitor, StopFallback
 from governor.filters.safety_filter import exact_filter
 from governor.observer import Observer
-from governor.runner import DecisionSink, Episode, run_episode
+from governor.runner import DecisionSink, Episode, run_episodes
 from governor.trace import open_trace
 
 GUARDS = ("none", "myopic_stop", "exact_filter")
@@ -143,21 +143,15 @@ def run_pair(
     # The safety filter switches at once: no regeneration, as in the paper.
     config = ObserverConfig(max_regenerations=0)
     observer = Observer(policy, list(constraints), fallback, config=config)
-    env = DrivingEnv(gv.params)
-    episodes = []
-    for i, start in enumerate(starts):
-        ep = run_episode(
-            env,
-            observer,
-            seed=i,
-            options={"state": start},
-            trace=trace,
-            episode_id=f"{label or policy.name}-{guard}-{i}",
-            extra=_state_extra,
-        )
-        episodes.append(ep)
-        if on_episode is not None:
-            on_episode(ep)
+    episodes = run_episodes(
+        DrivingEnv(gv.params),
+        observer,
+        starts,
+        trace=trace,
+        label=f"{label or policy.name}-{guard}",
+        extra=_state_extra,
+        on_episode=on_episode,
+    )
     n = len(episodes)
     steps = sum(ep.steps for ep in episodes)
     decisions = sum(sum(ep.decisions.values()) for ep in episodes)

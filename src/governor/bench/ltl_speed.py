@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -22,6 +21,7 @@ from governor.config import (
     check_range,
     dataclass_from_args,
     option,
+    write_json,
 )
 from governor.errors import ConfigError, expected
 from governor.ltl.speed import ltl_speed
@@ -83,6 +83,5 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
         console, f"LTL monitor speed ({result['config']['mode']})", list(table_lines(result))
     )
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_json(args.json, result)
     return 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -19,8 +18,8 @@ from governor.config import (
     add_dataclass_args,
     backend_config_from_args,
     dataclass_from_args,
+    write_json,
 )
-from governor.errors import ConfigError
 
 GUARD_NAMES = {
     "none": "unguarded",
@@ -126,11 +125,7 @@ def write(result: Mapping[str, Any], json_path: Path | None, plot_path: Path | N
         public = {k: v for k, v in result.items() if not k.startswith("_")}
         if "driving" in public:
             public["driving"] = {k: v for k, v in public["driving"].items() if k[0] != "_"}
-        try:
-            json_path.parent.mkdir(parents=True, exist_ok=True)
-            json_path.write_text(json.dumps(public, indent=2) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"--json: cannot write {json_path}: {exc.strerror}") from exc
+        write_json(json_path, public)
     driving = result.get("driving")
     if plot_path is not None and driving is not None:
         from governor.bench.reguard_plot import plot_safe_sets

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import html
-import json
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ from rich.console import Console
 from governor.bench.report import Section, print_table
 from governor.bench.safety_chip import SafetyChipBenchConfig, run, table_lines
 from governor.bench.safety_chip_agents import NL_NOTE
-from governor.config import backend_config_from_args, dataclass_from_args
+from governor.config import backend_config_from_args, dataclass_from_args, write_json
 
 
 def run_command(args: argparse.Namespace, console: Console) -> int:
@@ -23,8 +22,7 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
     for line in summary_lines(result):
         console.print(line, highlight=False)
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_json(args.json, result)
     return 0
 
 
@@ -51,8 +49,7 @@ def demo_section(out_dir: Path, console: Console) -> Section:
         tasks="rooms/0_1,rooms/0_7,mobile_manip/0_9,mobile_manip/3_3",
     )
     result = run(cfg, progress=False)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "safety_chip.json").write_text(json.dumps(result, indent=2) + "\n", "utf-8")
+    write_json(out_dir / "safety_chip.json", result, "demo")
     table = list(table_lines(result))
     print_table(console, "Safety Chip: household agents (simulated planner)", table)
     paragraphs = [

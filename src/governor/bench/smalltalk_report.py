@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 from rich.console import Console
 
 from governor.bench.report import print_table
+from governor.config import write_json
 from governor.conversation.metrics import CRITERIA
 
 
@@ -80,9 +80,7 @@ def _drift(condition: dict[str, Any], f: str) -> str:
 def write(result: dict[str, Any], json_path: Path | None, plot_path: Path | None) -> None:
     """The JSON result (keys starting with '_' left out) and the plot."""
     if json_path is not None:
-        public = {k: v for k, v in result.items() if not k.startswith("_")}
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(json.dumps(public, indent=2) + "\n", encoding="utf-8")
+        write_json(json_path, {k: v for k, v in result.items() if not k.startswith("_")})
     if plot_path is not None:
         from governor.bench.smalltalk_plot import plot_smalltalk
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -18,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from governor.backends import backend_from_config
-from governor.config import Subcommands, add_backend_args, check_range
+from governor.config import Subcommands, add_backend_args, check_range, write_json
 from governor.conversation.audit import audit, read_transcript
 from governor.conversation.session import ChatSession, TurnResult
 from governor.conversation.settings import MakeBackend, conversations_dir, load_settings
@@ -141,8 +140,7 @@ def audit_command(args: argparse.Namespace, console: Console) -> int:
         detail = ", ".join(rejected) or ", ".join(noted) or "-"
         console.print(f"turn {row['index']:>3}: {row['decision']['kind']:<22} {escape(detail)}")
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        write_json(args.json, report)
         console.print(f"report written to {args.json}")
     return 0
 

@@ -11,13 +11,18 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from governor.config import add_dataclass_args, check_range, dataclass_from_args, option
+from governor.config import (
+    add_dataclass_args,
+    check_range,
+    dataclass_from_args,
+    option,
+    write_json,
+)
 from governor.envs.driving import DrivingParams
 from governor.errors import ConfigError, expected
 from governor.filters.ddqn_config import DDQNConfig
@@ -106,11 +111,7 @@ def eval_command(args: argparse.Namespace, console: Console) -> int:
     if latency is not None:
         console.print(f"filter decision: {latency:.0f} µs median")
     if args.json is not None:
-        try:
-            args.json.parent.mkdir(parents=True, exist_ok=True)
-            args.json.write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"--json: cannot write {args.json}: {exc.strerror}") from exc
+        write_json(args.json, metrics)
     return 0
 
 

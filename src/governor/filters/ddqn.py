@@ -26,20 +26,19 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from governor.filters.ddqn_config import DDQNConfig, gamma_at, step_schedule
 from governor.filters.encoders import ObservationModel
 from governor.filters.learned import held_out_states, save_checkpoint, sign_agreement
 from governor.filters.replay import ReplayBuffer
 from governor.filters.tasks import ExactValue, TaskParams, make_task
+from governor.filters.training import TrainingLoop, gradient_step, soft_update
 
 
 def safety_target(
@@ -110,17 +109,18 @@ def train(
     status: dict[str, Any] = {"iteration": 0, "minutes": 0.0, "loss": None}
     status["agreement"] = sign_agreement(model, online, check_states, check_safe)
     history.append(dict(status))
-    start = last_save = time.perf_counter()
-    interrupted, loss_sum, loss_n, it = False, 0.0, 0, 0
 
     def save() -> None:
         info = {"config": dataclasses.asdict(cfg), "history": history, **status}
         save_checkpoint(out, model, online, info)
 
     what = f"safety value ({cfg.env}, {cfg.obs})"
-    bar = tqdm(total=cfg.iterations, desc=what, disable=not progress or None)
-    try:
-        while it < cfg.iterations and time.perf_counter() - start < cfg.minutes * 60:
+    loop = TrainingLoop(
+        cfg.iterations, cfg.minutes, cfg.checkpoint_minutes, save, desc=what, progress=progress
+    )
+    with loop:
+        while loop.running():
+            it = loop.it
             eps = step_schedule(cfg.eps_start, cfg.eps_decay, cfg.eps_period, cfg.eps_end, it)
             with torch.inference_mode():
                 greedy = online(*model.from_states(envs.states)).argmax(dim=1).numpy()
@@ -143,44 +143,30 @@ def train(
             q = online(*model.from_states(batch.states))
             q = q.gather(1, torch.from_numpy(batch.actions)[:, None]).squeeze(1)
             loss = torch.nn.functional.mse_loss(q, y)
-            for group in opt.param_groups:
-                group["lr"] = step_schedule(cfg.lr, cfg.lr_decay, cfg.lr_period, cfg.lr_end, it)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            with torch.no_grad():
-                for p_t, p_o in zip(target.parameters(), online.parameters(), strict=True):
-                    p_t.lerp_(p_o, cfg.tau)
-            it += 1
-            loss_sum, loss_n = loss_sum + loss.item(), loss_n + 1
-            if it % 50 == 0:
-                bar.update(it - bar.n)
-            if it % cfg.eval_every == 0 or it == cfg.iterations:
+            lr = step_schedule(cfg.lr, cfg.lr_decay, cfg.lr_period, cfg.lr_end, it)
+            gradient_step(opt, loss, lr)
+            soft_update(target.parameters(), online.parameters(), cfg.tau)
+            loop.count(loss.item())
+            if loop.it % 50 == 0:
+                loop.show()
+            if loop.it % cfg.eval_every == 0 or loop.it == cfg.iterations:
                 status = {
-                    "iteration": it,
-                    "minutes": (time.perf_counter() - start) / 60,
-                    "loss": loss_sum / loss_n,
+                    "iteration": loop.it,
+                    "minutes": loop.minutes(),
+                    "loss": loop.mean_loss(),
                     "agreement": sign_agreement(model, online, check_states, check_safe),
                     "epsilon": eps,
                 }
                 history.append(status)
-                loss_sum, loss_n = 0.0, 0
-                bar.update(it - bar.n)
-                bar.set_postfix(loss=f"{status['loss']:.2e}", agree=f"{status['agreement']:.3f}")
+                loop.show(loss=f"{status['loss']:.2e}", agree=f"{status['agreement']:.3f}")
                 if callback is not None:
                     callback(dict(status))
-                if time.perf_counter() - last_save >= cfg.checkpoint_minutes * 60:
-                    save()
-                    last_save = time.perf_counter()
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        bar.close()
+                loop.save_if_due()
     status.update(
-        iteration=it,
-        minutes=(time.perf_counter() - start) / 60,
+        iteration=loop.it,
+        minutes=loop.minutes(),
         agreement=sign_agreement(model, online, check_states, check_safe),
-        interrupted=interrupted,
+        interrupted=loop.interrupted,
     )
     save()
-    return TrainResult(out, it, status["minutes"], status["agreement"], interrupted)
+    return TrainResult(out, loop.it, status["minutes"], status["agreement"], loop.interrupted)

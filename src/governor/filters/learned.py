@@ -21,8 +21,6 @@ with x < goal_x, any heading, l(s) >= 0; commerce: random carts with 1..actions 
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
 import statistics
 import time
 from collections.abc import Mapping
@@ -35,6 +33,7 @@ from torch import nn
 
 from governor.core import Trajectory
 from governor.errors import ConfigError, expected
+from governor.filters.checkpoint_io import atomic_torch_save, atomic_write_json, plain
 from governor.filters.encoders import ObservationModel
 from governor.filters.safety_filter import SafetyFilter, ValueFallback
 from governor.filters.tasks import ENVS, ExactValue, TaskParams, make_task, task_of
@@ -76,19 +75,13 @@ def save_checkpoint(
         "format": FORMAT,
         "env": model.task.name,
         "obs": model.kind,
-        "params": json.loads(json.dumps(dataclasses.asdict(model.params))),
+        "params": plain(dataclasses.asdict(model.params)),
         "settings": model.settings,
-        "info": json.loads(json.dumps(dict(info))),
+        "info": plain(dict(info)),
     }
-    payload = {**meta, "state_dict": dict(net.state_dict())}
     path = directory / CHECKPOINT
-    for target, write in ((path, lambda f: torch.save(payload, f)), (directory / META, None)):
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        if write is None:
-            tmp.write_text(json.dumps(meta, indent=2), encoding="utf-8")
-        else:
-            write(tmp)
-        os.replace(tmp, target)
+    atomic_torch_save({**meta, "state_dict": dict(net.state_dict())}, path)
+    atomic_write_json(directory / META, meta)
     return path
 
 

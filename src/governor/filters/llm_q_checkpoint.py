@@ -11,12 +11,11 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from governor.errors import ConfigError, expected
+from governor.filters.checkpoint_io import atomic_write_dir, atomic_write_json
 from governor.filters.llm_q_model import model_folder
 
 if TYPE_CHECKING:
@@ -45,14 +44,7 @@ def write_checkpoint(llm_q: LLMQ, directory: str | Path, info: dict[str, Any]) -
     """Write ``llm_q``'s adapter and meta.json (with ``info``) to ``directory``."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    tmp, old = directory / f".{ADAPTER}.{os.getpid()}.tmp", directory / f".{ADAPTER}.old"
-    shutil.rmtree(tmp, ignore_errors=True)
-    llm_q.model.save_pretrained(tmp)
-    if (directory / ADAPTER).exists():
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(directory / ADAPTER, old)
-    os.replace(tmp, directory / ADAPTER)
-    shutil.rmtree(old, ignore_errors=True)
+    atomic_write_dir(directory / ADAPTER, llm_q.model.save_pretrained)
     meta = {
         "format": FORMAT,
         "env": ENV,
@@ -63,10 +55,7 @@ def write_checkpoint(llm_q: LLMQ, directory: str | Path, info: dict[str, Any]) -
         "params": dataclasses.asdict(llm_q.params),
         "info": info,
     }
-    text = json.dumps(json.loads(json.dumps(meta)), indent=2)
-    tmp_meta = directory / f".{META}.{os.getpid()}.tmp"
-    tmp_meta.write_text(text, encoding="utf-8")
-    os.replace(tmp_meta, directory / META)
+    atomic_write_json(directory / META, meta)
     return directory
 
 

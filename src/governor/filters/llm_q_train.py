@@ -22,6 +22,7 @@ weights or a GPU, so nothing here reports how well the recipe works::
     from governor.filters.llm_q_eval import evaluate_llm_q
     from governor.filters.llm_q_train import LLMQTrainConfig, train_llm_q
     from governor.filters.replay import sample_live_states
+from governor.filters.training import TrainingLoop, gradient_step, soft_update
 
     model = "/models/Llama-3.2-1B-Instruct"  # a local folder: config.json and *.safetensors
     grid = load_or_compute(DrivingParams())[0]  # the exact value, for agreement checks
@@ -38,14 +39,12 @@ weights or a GPU, so nothing here reports how well the recipe works::
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from governor.config import check_range, option
 from governor.envs.driving import DrivingParams
@@ -55,6 +54,7 @@ from governor.filters.llm_q_data import TokenCars, TokenReplay, td_loss
 from governor.filters.llm_q_eval import Value, sign_agreement
 from governor.filters.llm_q_model import LLMQSettings
 from governor.filters.replay import sample_live_states
+from governor.filters.training import TrainingLoop, gradient_step, soft_update
 
 
 @dataclasses.dataclass(frozen=True)
@@ -160,8 +160,6 @@ def train_llm_q(
     check = sample_live_states(params, cfg.eval_states, np.random.default_rng([cfg.seed, 1]))
     status: dict[str, Any] = {"iteration": 0, "minutes": 0.0, "loss": None, "agreement": None}
     history: list[dict[str, Any]] = []
-    start = last_save = time.perf_counter()
-    interrupted, loss_sum, loss_n, it = False, 0.0, 0, 0
 
     def save() -> None:
         info = {"config": dataclasses.asdict(cfg), "history": history, **status}
@@ -172,51 +170,48 @@ def train_llm_q(
             return None
         return sign_agreement(llm_q.q_states(check), exact_value(check))
 
-    bar = tqdm(total=cfg.iterations, desc="llm safety value", disable=not progress or None)
-    try:
-        while it < cfg.iterations and time.perf_counter() - start < cfg.minutes * 60:
+    loop = TrainingLoop(
+        cfg.iterations,
+        cfg.minutes,
+        cfg.checkpoint_minutes,
+        save,
+        desc="llm safety value",
+        progress=progress,
+    )
+    with loop:
+        while loop.running():
+            it = loop.it
             eps = step_schedule(cfg.eps_start, cfg.eps_decay, cfg.eps_period, cfg.eps_end, it)
             buffer.extend(cars.step(eps))
             if len(buffer) < max(cfg.learning_starts, 1):
                 continue
             loss = td_loss(llm_q, buffer.sample(cfg.batch_size, rng), target, cfg.gamma)
-            for group in opt.param_groups:
-                group["lr"] = step_schedule(cfg.lr, cfg.lr_decay, cfg.lr_period, cfg.lr_end, it)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            with torch.no_grad():
-                for name, p in online.items():
-                    target[name].lerp_(p.detach(), cfg.tau)
-            it += 1
-            loss_sum, loss_n = loss_sum + loss.item(), loss_n + 1
-            if it % cfg.log_every == 0 or it == cfg.iterations:
+            lr = step_schedule(cfg.lr, cfg.lr_decay, cfg.lr_period, cfg.lr_end, it)
+            gradient_step(opt, loss, lr)
+            soft_update(target.values(), online.values(), cfg.tau)
+            loop.count(loss.item())
+            if loop.it % cfg.log_every == 0 or loop.it == cfg.iterations:
                 status.update(
-                    iteration=it,
-                    minutes=(time.perf_counter() - start) / 60,
-                    loss=loss_sum / loss_n,
-                    epsilon=eps,
+                    iteration=loop.it, minutes=loop.minutes(), loss=loop.mean_loss(), epsilon=eps
                 )
-                loss_sum, loss_n = 0.0, 0
-                bar.update(it - bar.n)
-                bar.set_postfix(loss=f"{status['loss']:.3e}")
-            if exact_value is not None and it % cfg.eval_every == 0:
+                loop.show(loss=f"{status['loss']:.3e}")
+            if exact_value is not None and loop.it % cfg.eval_every == 0:
                 status["agreement"] = agreement()
                 history.append(dict(status))
                 if callback is not None:
                     callback(dict(status))
-            if time.perf_counter() - last_save >= cfg.checkpoint_minutes * 60:
-                save()
-                last_save = time.perf_counter()
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        bar.close()
-    status.update(iteration=it, minutes=(time.perf_counter() - start) / 60)
-    if loss_n:
-        status["loss"] = loss_sum / loss_n
-    status.update(agreement=agreement(), interrupted=interrupted)
+            loop.save_if_due()
+    status.update(iteration=loop.it, minutes=loop.minutes())
+    if (mean := loop.mean_loss()) is not None:
+        status["loss"] = mean
+    status.update(agreement=agreement(), interrupted=loop.interrupted)
     save()
     return LLMQTrainResult(
-        out, it, status["minutes"], status["loss"], status["agreement"], interrupted, llm_q
+        out,
+        loop.it,
+        status["minutes"],
+        status["loss"],
+        status["agreement"],
+        loop.interrupted,
+        llm_q,
     )

@@ -21,8 +21,6 @@ A checkpoint is a directory with ``myopic.pt`` (``torch.save`` of plain data) an
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,6 +35,7 @@ from governor.config import check_range, option
 from governor.core import Constraint, Fallback, Trajectory, Verdict
 from governor.envs.driving import LABELS, DrivingParams, action_index, margin, step_states
 from governor.errors import ConfigError, expected
+from governor.filters.checkpoint_io import atomic_torch_save, atomic_write_json, plain
 from governor.filters.encoders import state_features
 from governor.filters.grid_value import GridValue
 from governor.filters.myopic import StopFallback
@@ -247,15 +246,11 @@ def save_model(directory: str | Path, model: MyopicModel) -> Path:
     """Write ``myopic.pt`` and ``meta.json`` into ``directory`` (atomically); returns the first."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    plain = {"params": dataclasses.asdict(model.params), "config": dataclasses.asdict(model.cfg)}
+    settings = {"params": dataclasses.asdict(model.params), "config": dataclasses.asdict(model.cfg)}
     meta = {"format": FORMAT, "env": "driving", "kind": model.kind}
-    meta |= json.loads(json.dumps({**plain, "info": model.info}))  # tuples become lists
-    tmp = directory / f".{CHECKPOINT}.{os.getpid()}.tmp"
-    torch.save({**meta, "state_dict": dict(model.net.state_dict())}, tmp)
-    os.replace(tmp, directory / CHECKPOINT)
-    tmp = directory / f".{META}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(meta, indent=2), encoding="utf-8")
-    os.replace(tmp, directory / META)
+    meta |= plain({**settings, "info": model.info})
+    atomic_torch_save({**meta, "state_dict": dict(model.net.state_dict())}, directory / CHECKPOINT)
+    atomic_write_json(directory / META, meta)
     return directory / CHECKPOINT
 
 
