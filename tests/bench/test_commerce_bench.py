@@ -1,3 +1,4 @@
+import dataclasses
 import json
 
 import numpy as np
@@ -90,6 +91,10 @@ def test_learned_guard_runs_from_a_checkpoint(tmp_path):
     result = run_commerce(cfg)
     guards = {s["guard"] for s in result["methods"]}
     assert guards == {"none", "exact", "learned"} and result["starts"] == 8
+    # an untrained net is wrong everywhere: its calibrated margin rises well above --margin
+    assert result["learned_margin"] > cfg.margin
+    strict = run_commerce(dataclasses.replace(cfg, false_safe=0.0, margin=0.5))
+    assert strict["learned_margin"] >= max(0.5, result["learned_margin"])
     driving = tmp_path / "drive"
     from governor.envs.driving import DrivingParams
 

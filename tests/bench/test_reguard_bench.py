@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 
 from governor.bench.reguard import ReGuardBenchConfig, run
-from governor.bench.reguard_driving import MonitorLog, calibrated_margin
+from governor.bench.reguard_driving import MonitorLog
 from governor.cli import main
 from governor.core import Attempt, Candidate, Decision, DecisionKind, Verdict
 from governor.envs.driving import DrivingParams
 from governor.errors import ConfigError
 from governor.filters.grid_value import GridSpec, load_or_compute
+from governor.filters.learned import calibrated_margin
 
 pytestmark = pytest.mark.slow
 
@@ -89,10 +90,10 @@ def test_calibrated_margin_removes_doomed_admissions() -> None:
         admitted = noisy > m
         return float((exact[admitted] <= 0).mean())
 
-    m = calibrated_margin(q_states, gv, states, false_safe=0.005)
+    m = calibrated_margin(q_states, gv.q_batch, states, false_safe=0.005)
     assert m > 0.0
     assert doomed_share(m) <= 0.005 < doomed_share(0.0)
-    assert calibrated_margin(q_states, gv, states, false_safe=1.0, floor=0.25) == 0.25
+    assert calibrated_margin(q_states, gv.q_batch, states, false_safe=1.0, floor=0.25) == 0.25
 
 
 def test_the_command_writes_json_with_the_backseat_tables(tmp_path: Path) -> None:

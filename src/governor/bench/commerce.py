@@ -51,9 +51,15 @@ class CommerceBenchConfig:
         None, "commerce safety-value checkpoint for the learned filter (none: skip that guard)"
     )
     margin: float = option(0.0, "filter margin: admit a click iff Q > margin (dollars)")
+    false_safe: float = option(
+        0.005,
+        "learned filter: margin raised until at most this share of admitted held-out "
+        "(cart, click) pairs is doomed (never below --margin)",
+    )
 
     def __post_init__(self) -> None:
         check_range("random_starts", self.random_starts, 0, 100_000)
+        check_range("false_safe", self.false_safe, 0.0, 1.0)
         if self.agent not in ("all", *AGENTS):
             raise ConfigError(f"agent: {expected('all or ' + ', '.join(AGENTS), self.agent)}")
 
@@ -123,9 +129,22 @@ def make_guard(
     if name == "learned" and cfg.checkpoint is not None:
         from governor.filters.learned import learned_filter  # torch: only for a checkpoint
 
-        learned, fallback = learned_filter(cfg.checkpoint, cfg.margin, params, env="commerce")
+        learned, fallback = learned_filter(
+            cfg.checkpoint, learned_margin(params, cfg), params, env="commerce"
+        )
         return [learned], fallback
     raise ConfigError(f"guard: {expected('none, exact, or learned with a checkpoint', name)}")
+
+
+def learned_margin(params: CommerceParams, cfg: CommerceBenchConfig) -> float:
+    """The learned filter's margin, calibrated on held-out carts against the exact value."""
+    from governor.filters.learned import LearnedQ, calibrated_margin, held_out_states
+
+    assert cfg.checkpoint is not None
+    q = LearnedQ.load(cfg.checkpoint, env="commerce", params=params)
+    states = held_out_states(params, 20_000, cfg.seed, stream=2)
+    exact = CommerceValue(params).q_batch
+    return calibrated_margin(q.q_states, exact, states, cfg.false_safe, floor=cfg.margin)
 
 
 def starts(params: CommerceParams, cfg: CommerceBenchConfig) -> list[tuple[str, np.ndarray]]:
@@ -188,6 +207,7 @@ def run_commerce(cfg: CommerceBenchConfig, params: CommerceParams | None = None)
         "actions": params.actions,
         "starts": len(carts),
         "no_safe_starts": int((~safe).sum()),
+        "learned_margin": learned_margin(params, cfg) if cfg.checkpoint else None,
         "rows": rows,
         "methods": summarise(rows),
     }

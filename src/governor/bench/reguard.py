@@ -25,7 +25,6 @@ from governor.bench.driving import start_states
 from governor.bench.reguard_driving import (
     Guard,
     PolicyOf,
-    calibrated_margin,
     classifier_value_safe,
     q_value_safe,
     shield,
@@ -130,7 +129,7 @@ def driving_guards(
     ``margins`` gets each learned filter's calibrated margin.
     """
     from governor.filters import myopic_learned as ml
-    from governor.filters.learned import held_out_states
+    from governor.filters.learned import calibrated_margin, held_out_states
     from governor.filters.safety_filter import SafetyFilter, ValueFallback
 
     monitor, fallback = exact_filter(gv, margin)
@@ -141,7 +140,7 @@ def driving_guards(
     names = {"state": "privileged", "text": "reguard_text"}
     calibration = held_out_states(gv.params, 20_000, cfg.seed, stream=2)
     for obs, q in learned.items():
-        m = calibrated_margin(q.q_states, gv, calibration, cfg.false_safe, floor=margin)
+        m = calibrated_margin(q.q_states, gv.q_batch, calibration, cfg.false_safe, floor=margin)
         margins[names[obs]] = m
         guards.append(
             Guard(
@@ -246,15 +245,23 @@ def run_commerce_table(cfg: ReGuardBenchConfig, notes: list[str]) -> dict[str, A
 
 
 def run_backseat_table(cfg: ReGuardBenchConfig, notes: list[str]) -> dict[str, Any]:
-    """Tables 3 and 4 with the text value as the advisor's and shield's value when there is one."""
+    """Tables 3 and 4; the advisor and shield read the text value (calibrated margin) if any."""
     from governor.agents.backseat import BackseatConfig, run_backseat
+    from governor.filters.learned import LearnedQ, calibrated_margin, held_out_states
 
     text = Path(cfg.checkpoints) / "driving-text"
-    value = f"learned:{text}" if (text / "checkpoint.pt").is_file() else "exact"
-    if value == "exact":
+    gv = load_or_compute(DrivingParams(), GridSpec(), progress=False)[0]
+    if not (text / "checkpoint.pt").is_file():
         notes.append("backseat: no text checkpoint, the safety advisor reads the exact value")
-    bcfg = BackseatConfig(episodes=cfg.episodes, seed=cfg.seed, value=value)
-    return run_backseat(bcfg)
+        return run_backseat(BackseatConfig(episodes=cfg.episodes, seed=cfg.seed), grid=gv)
+    q = LearnedQ.load(text, env="driving", obs="text", params=gv.params)
+    states = held_out_states(gv.params, 20_000, cfg.seed, stream=2)
+    floor = gv.resolution if cfg.margin is None else cfg.margin
+    epsilon = calibrated_margin(q.q_states, gv.q_batch, states, cfg.false_safe, floor=floor)
+    bcfg = BackseatConfig(
+        episodes=cfg.episodes, seed=cfg.seed, value=f"learned:{text}", epsilon=epsilon
+    )
+    return run_backseat(bcfg, grid=gv)
 
 
 def run(

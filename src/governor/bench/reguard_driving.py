@@ -179,29 +179,3 @@ def classifier_value_safe(p_safe: Callable[[np.ndarray, np.ndarray], np.ndarray]
         return np.asarray(p).reshape(n, 3).max(axis=1) >= 0.5
 
     return safe
-
-
-def calibrated_margin(
-    q_states: Callable[[np.ndarray], np.ndarray],
-    gv: GridValue,
-    states: np.ndarray,
-    false_safe: float = 0.01,
-    floor: float = 0.0,
-) -> float:
-    """The smallest margin at which at most ``false_safe`` of the admitted (state, action) pairs
-    are doomed by the exact value (Q_exact(s, a) <= 0), on held-out ``states``.
-
-    A learned Q is wrong mostly near its zero level set, so a filter reading its sign admits some
-    doomed actions; raising the margin trades interventions for safety. The exact value plays the
-    simulator's part here, as it does in training; never less than ``floor``.
-    """
-    q = np.asarray(q_states(states), dtype=float).ravel()
-    doomed = (gv.q_batch(states) <= 0.0).ravel()
-    order = np.argsort(-q)
-    rate = np.cumsum(doomed[order]) / np.arange(1, len(q) + 1)
-    ok = np.flatnonzero(rate <= false_safe)  # admitting the top k pairs keeps the rate
-    if not len(ok):
-        return float(max(floor, q.max()))
-    k = int(ok.max())  # the largest admitted set that keeps the rate
-    cut = float(q[order[k + 1]]) if k + 1 < len(q) else float(q.min()) - 1e-9
-    return float(max(floor, cut))

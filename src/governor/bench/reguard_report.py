@@ -190,8 +190,8 @@ def demo_section(
             f"states ({d['margins'].get('privileged', 0.0):.3f}), shields the same base policies "
             "as the exact filter and the learned one-step (LlamaGuard-style) baselines. The text "
             "observation model, which reads the prompt an LLM reads, needs about 15-20 minutes: "
-            "<code>governor train safety-value --obs text --minutes 20 --out "
-            "reguard-checkpoints/driving-text</code>, then <code>governor bench reguard</code>.",
+            "<code>governor train safety-value --obs text --minutes 20 --lr-period 5000 "
+            "--eps-period 5000 --out reguard-checkpoints/driving-text</code>, then <code>governor bench reguard</code>.",
             "Table 1 scores the monitors on the erratic policy; value F1 compares the monitor's "
             "sign with the exact value, TP/TN its verdicts with what its own recovery policy "
             "achieves, FN with the best recovery (the exact Q).",

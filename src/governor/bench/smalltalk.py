@@ -72,7 +72,9 @@ class SmallTalkBenchConfig:
     conversations: int = option(30, "conversations per condition")
     turns: int = option(8, "bot turns per conversation")
     seed: int = option(0, "seed of the openings, the responder's ties and the leniency draw")
-    candidates: int = option(3, "candidate replies per attempt")
+    candidates: int = option(
+        6, "candidate replies per attempt (retrieval: free; LLM: one call with n)"
+    )
     leniency: float = option(0.3, "share of turns on which a mild violation is only noted")
     human_turns: int = option(500, "held-out human turns per corpus (acceptance, reference)")
     user: Literal["replay", "llm"] = option("replay", "replayed human openings, or an LLM persona")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import statistics
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -235,3 +235,29 @@ def decision_latency_us(
         monitor.check(traj, i % task.n_actions)
         times.append(time.perf_counter() - begin)
     return statistics.median(times) * 1e6
+
+
+def calibrated_margin(
+    q_states: Callable[[np.ndarray], np.ndarray],
+    exact_q: Callable[[np.ndarray], np.ndarray],
+    states: np.ndarray,
+    false_safe: float = 0.005,
+    floor: float = 0.0,
+) -> float:
+    """The smallest filter margin at which at most ``false_safe`` of the admitted (state, action)
+    pairs of held-out ``states`` are doomed by the exact value (``exact_q(s)[a] <= 0``).
+
+    A learned Q errs mostly near its zero level set, so a filter reading its sign admits some
+    doomed actions; a larger margin trades interventions for safety. The exact value plays the
+    simulator's part here, as it does in training. Never less than ``floor``.
+    """
+    q = np.asarray(q_states(states), dtype=float).ravel()
+    doomed = (np.asarray(exact_q(states)) <= 0.0).ravel()
+    order = np.argsort(-q)
+    rate = np.cumsum(doomed[order]) / np.arange(1, len(q) + 1)
+    ok = np.flatnonzero(rate <= false_safe)  # admitting the top k + 1 pairs keeps the rate
+    if not len(ok):
+        return float(max(floor, q.max()))
+    k = int(ok.max())
+    cut = float(q[order[k + 1]]) if k + 1 < len(q) else float(q.min()) - 1e-9
+    return float(max(floor, cut))
