@@ -471,3 +471,20 @@ def test_the_commands_train_and_evaluate_an_llm_value(
     # obs llm without a model folder, and a model folder for another obs, are refused
     assert main(["train", "safety-value", "--obs", "llm", "--out", str(out)]) == 2
     assert main(["train", "safety-value", "--model-path", "x", "--out", str(out)]) == 2
+
+
+def test_bench_reguard_adds_an_llm_row(trained: LLMQTrainResult, tmp_path: Path) -> None:
+    from governor.bench.reguard import ReGuardBenchConfig, run
+
+    cfg = ReGuardBenchConfig(
+        tables="driving",
+        episodes=2,
+        learned="",
+        checkpoints=str(tmp_path),
+        llm_checkpoint=str(trained.out),
+        monitor_steps=5,
+    )
+    result = run(cfg, progress=False)["driving"]
+    row = next(r for r in result["table1"] if r["guard"] == "reguard_llm")
+    assert row["episodes"] == 2 and 0.0 <= row["success_rate"] <= 1.0
+    assert result["margins"]["reguard_llm"] >= result["margins"]["exact"]

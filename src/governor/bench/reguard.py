@@ -53,6 +53,10 @@ class ReGuardBenchConfig:
         "reguard-checkpoints", "folder of the learned values: driving-state/, driving-text/"
     )
     learned: str = option("state,text", "learned values to use: state, text, or both (a,b)")
+    llm_checkpoint: str | None = option(
+        None, "an LLM-backbone value (train safety-value --obs llm) for a ReGuard (LLM) row"
+    )
+    model_path: str | None = option(None, "its model folder (default: where it was trained)")
     train_minutes: float = option(
         0.0, "train a missing learned value for this many minutes (0: leave its rows out)"
     )
@@ -113,6 +117,10 @@ def learned_values(
             )
             notes.append(f"{obs} value trained here for {cfg.train_minutes:g} min")
         found[obs] = LearnedQ.load(folder, env="driving", obs=obs, params=gv.params)
+    if cfg.llm_checkpoint is not None:
+        from governor.filters.llm_q import LLMQ
+
+        found["llm"] = LLMQ.load(cfg.llm_checkpoint, cfg.model_path)
     return found
 
 
@@ -137,10 +145,11 @@ def driving_guards(
         Guard("none", [], None),
         Guard("exact", [monitor], fallback, q_value_safe(gv.q_batch)),
     ]
-    names = {"state": "privileged", "text": "reguard_text"}
+    names = {"state": "privileged", "text": "reguard_text", "llm": "reguard_llm"}
     calibration = held_out_states(gv.params, 20_000, cfg.seed, stream=2)
     for obs, q in learned.items():
-        m = calibrated_margin(q.q_states, gv.q_batch, calibration, cfg.false_safe, floor=margin)
+        held = calibration[:1000] if obs == "llm" else calibration  # an LLM reads 1,000 prompts
+        m = calibrated_margin(q.q_states, gv.q_batch, held, cfg.false_safe, floor=margin)
         margins[names[obs]] = m
         guards.append(
             Guard(
@@ -223,7 +232,7 @@ def run_driving(
         "margins": margins,
         "starts": len(starts),
         "learned": {
-            obs: {k: q.info.get(k) for k in ("iteration", "minutes", "agreement")}
+            obs: {k: getattr(q, "info", {}).get(k) for k in ("iteration", "minutes", "agreement")}
             for obs, q in learned.items()
         },
         "table1": table1,

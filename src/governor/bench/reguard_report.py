@@ -26,6 +26,7 @@ GUARD_NAMES = {
     "exact": "Exact value (grid)",
     "privileged": "Privileged (state DDQN)",
     "reguard_text": "ReGuard (text DDQN)",
+    "reguard_llm": "ReGuard (LLM + LoRA)",
     "llamaguard": "LlamaGuard-style (one-step, stop)",
     "llamaguard_myopic": "LlamaGuard-style + Myopic recovery",
     "zero_shot": "ZeroShot (endpoint)",
@@ -131,7 +132,7 @@ def write(result: Mapping[str, Any], json_path: Path | None, plot_path: Path | N
         from governor.bench.reguard_plot import plot_safe_sets
 
         gv, learned = driving["_grid"], driving["_learned"]
-        names = {"state": "privileged (state)", "text": "ReGuard (text)"}
+        names = {"state": "privileged (state)", "text": "ReGuard (text)", "llm": "ReGuard (LLM)"}
         plot_safe_sets(gv, {names[o]: _max_q(q) for o, q in learned.items()}, plot_path)
 
 
