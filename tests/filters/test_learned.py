@@ -13,6 +13,7 @@ from governor.errors import ConfigError
 from governor.filters.encoders import ObservationModel
 from governor.filters.learned import (
     CHECKPOINT,
+    METRICS,
     LearnedQ,
     decision_latency_us,
     evaluate,
@@ -94,16 +95,7 @@ def test_missing_or_corrupt_checkpoints_are_clear_errors(tmp_path):
 def test_evaluate_metrics(small_grid, tmp_path):
     _checkpoint(tmp_path / "ck")
     metrics = evaluate(LearnedQ.load(tmp_path / "ck"), small_grid, n_states=400)
-    assert set(metrics) == {
-        "env",
-        "obs",
-        "agreement",
-        "value_f1",
-        "tp_rate",
-        "tn_rate",
-        "fn_rate",
-        "train_minutes",
-    }
+    assert set(metrics) == set(METRICS)
     assert metrics["train_minutes"] == 1.5 and metrics["env"] == "driving"
     assert metrics["tp_rate"] + metrics["fn_rate"] == pytest.approx(1.0)
     assert all(0.0 <= metrics[k] <= 1.0 for k in ("agreement", "value_f1", "tn_rate"))

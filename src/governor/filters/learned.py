@@ -40,6 +40,7 @@ from governor.filters.tasks import ENVS, ExactValue, TaskParams, make_task, task
 
 CHECKPOINT, META, FORMAT = "checkpoint.pt", "meta.json", 1
 EVAL_SEED = 20_251_007
+METRICS = ("env", "obs", "agreement", "value_f1", "tp_rate", "tn_rate", "fn_rate", "train_minutes")
 
 
 def held_out_states(
