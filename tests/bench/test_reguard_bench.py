@@ -124,3 +124,27 @@ def test_bad_configuration_is_refused() -> None:
         ReGuardBenchConfig(tables="everything")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="false_safe"):
         ReGuardBenchConfig(false_safe=2.0)
+
+
+def test_the_zero_shot_row_counts_every_call_of_its_judge_and_recovery(tmp_path: Path) -> None:
+    from governor.backends.scripted import ScriptedBackend
+
+    def reply(messages: tuple) -> str:
+        return "NO" if "YES or NO" in messages[-1].content else "B"
+
+    backend = ScriptedBackend([reply] * 10_000)
+    cfg = ReGuardBenchConfig(
+        tables="driving",
+        episodes=2,
+        learned="",
+        checkpoints=str(tmp_path),
+        zero_shot=True,
+        monitor_steps=5,
+    )
+    rows = run(cfg, backend=backend, progress=False)["driving"]["shielding"]
+    zero = [r for r in rows if r["guard"] == "zero_shot"]
+    assert [r["policy"] for r in zero] == ["nominal", "erratic"]
+    for row in zero:
+        steps = row["mean_steps"] * row["episodes"]
+        assert row["intervention_rate"] == 1.0  # the judge said NO to every proposal
+        assert row["llm_calls"] == 2 * steps  # one question and one recovery choice a step

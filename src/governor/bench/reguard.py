@@ -168,11 +168,10 @@ def driving_guards(
         mon, fb = ml.myopic_guard(classifier, rec)
         guards.append(Guard(name, [mon], fb, value))
     if backend is not None:
-        from governor.filters.myopic import StopFallback
-        from governor.filters.zero_shot import ZeroShotJudge, ZeroShotMonitor
+        from governor.filters.zero_shot import ZeroShotFallback, ZeroShotJudge, ZeroShotMonitor
 
-        judge = ZeroShotJudge(backend, gv.params)
-        guards.append(Guard("zero_shot", [ZeroShotMonitor(judge)], StopFallback()))
+        judge = ZeroShotMonitor(ZeroShotJudge(backend, gv.params))
+        guards.append(Guard("zero_shot", [judge], ZeroShotFallback(backend, gv.params)))
     return guards, recovery
 
 
