@@ -341,8 +341,10 @@ def test_tables_layout_and_counts(result: dict, grid: GridValue):
     assert layout == [
         ("full", "none", "base_advisor_stand_in", False),
         ("full", "none", "safety_advisor", False),
+        ("full", "none", "learned_tone_advisor", False),
         ("full", "urgent", "base_advisor_stand_in", False),
         ("full", "urgent", "safety_advisor", False),
+        ("full", "urgent", "learned_tone_advisor", False),
         ("shielded", "none", "none", False),
         ("shielded", "none", "safety_advisor", True),
         ("shielded", "urgent", "none", False),
@@ -406,13 +408,13 @@ def test_a_learned_value_can_stand_in_for_the_exact_one(grid: GridValue, tmp_pat
     save_checkpoint(tmp_path / "ck", model, model.network(), {})
     cfg = BackseatConfig(episodes=3, value=f"learned:{tmp_path / 'ck'}")
     out = run_backseat(cfg, grid=grid)
-    assert out["value"].startswith("learned:") and len(out["rows"]) == 8
+    assert out["value"].startswith("learned:") and len(out["rows"]) == 10
     assert all(0 <= r["success_rate"] <= 1 for r in out["rows"])
 
 
 def test_every_advice_decision_goes_to_the_trace(grid: GridValue, tmp_path: Path):
     with open_trace(tmp_path / "t.jsonl") as trace:
-        out = run_backseat(BackseatConfig(episodes=4), grid=grid, trace=trace)
+        out = run_backseat(BackseatConfig(episodes=4, tone_episodes=0), grid=grid, trace=trace)
     decisions, episodes = read_trace(tmp_path / "t.jsonl")
     assert len(episodes) == 8 * 4 and "shielded-urgent-safety_advisor-shield-3" in episodes
     steps = sum(round(r["mean_steps"] * r["episodes"]) for r in out["rows"])
@@ -421,3 +423,36 @@ def test_every_advice_decision_goes_to_the_trace(grid: GridValue, tmp_path: Path
     fallbacks = [d for d in shielded if d["kind"] == "fallback"]
     assert fallbacks and all(is_urgent(d["action"]) for d in fallbacks)
     assert all(d["action"] == "" for d in shielded if d["kind"] == "execute")
+
+
+def test_the_tone_learner_learns_to_sound_urgent_only_for_the_urgent_persona(grid: GridValue):
+    from governor.agents.backseat_tone import CALM, URGENT, ToneLearningAdvisor
+    from governor.observer import Observer
+    from governor.runner import run_episodes
+
+    q_values = run_backseat.__globals__["_q_values"]("exact", grid)
+    starts = start_states(grid, 30, 5, grid.resolution)
+    learned = {}
+    for persona in ("none", "urgent"):
+        advisor = ToneLearningAdvisor(q_values, grid.resolution, seed=1)
+        assert advisor.tone(1) in (CALM, URGENT) and advisor.count.sum() == 0
+        env = BackseatEnv(grid.params, ScriptedHuman(grid.params, persona))
+        run_episodes(env, Observer(advisor, [], None), starts, label=persona)
+        assert advisor.count[1].min() > 0  # both tones were tried where it overrides
+        advisor.freeze()
+        counts = advisor.count.copy()
+        run_episodes(env, Observer(advisor, [], None), starts[:3], label=f"{persona}-frozen")
+        assert np.array_equal(counts, advisor.count)  # frozen: no more learning
+        learned[persona] = advisor.tone(1)
+    # calm advice that overrides the urgent human's intent is inverted: it learns urgency;
+    # the other human follows either tone, so it stays calm
+    assert learned == {"none": CALM, "urgent": URGENT}
+
+
+def test_the_tone_learner_row_beats_the_fixed_safety_advisor_for_the_urgent_persona(result: dict):
+    urgent = {
+        r["advisor"]: r
+        for r in result["rows"]
+        if r["setting"] == "full" and r["persona"] == "urgent"
+    }
+    assert urgent["learned_tone_advisor"]["success_rate"] > urgent["safety_advisor"]["success_rate"]

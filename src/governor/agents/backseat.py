@@ -27,6 +27,7 @@ from governor.agents.backseat_advisors import (
     SilentAdvisor,
 )
 from governor.agents.backseat_episode import privileged_runs, run_condition
+from governor.agents.backseat_tone import ToneLearningAdvisor
 from governor.backends.base import Backend
 from governor.bench.driving import start_states
 from governor.config import ObserverConfig, check_range, option
@@ -36,7 +37,8 @@ from governor.envs.driving import DrivingParams
 from governor.errors import ConfigError, expected
 from governor.filters.grid_value import GridSpec, GridValue, load_or_compute
 from governor.filters.safety_filter import QValues, exact_filter
-from governor.runner import DecisionSink, Episode
+from governor.observer import Observer
+from governor.runner import DecisionSink, Episode, run_episodes
 
 __all__ = [
     "AdviceShield",
@@ -72,6 +74,9 @@ class BackseatConfig:
         0.3, "safety advice sounds urgent when Q(s, a_H) <= this (units of 10 m)"
     )
     value: str = option("exact", "safety value: exact (the grid) or learned:DIR (a checkpoint)")
+    tone_episodes: int = option(
+        50, "offline: training episodes of the tone-learning advisor (other starts; 0: no row)"
+    )
     temperature: float = option(0.0, "LLM sampling temperature (human and advisor)")
     grid_nx: int = option(101, "grid points along the track")
     grid_ny: int = option(101, "grid points across the road")
@@ -79,6 +84,7 @@ class BackseatConfig:
 
     def __post_init__(self) -> None:
         check_range("episodes", self.episodes, 1, 1_000_000)
+        check_range("tone_episodes", self.tone_episodes, 0, 1_000_000)
         check_range("erratic_p", self.erratic_p, 0.0, 1.0)
         check_range("urgency_margin", self.urgency_margin, -1e9, 1e9)
         check_range("temperature", self.temperature, 0.0, 5.0)
@@ -159,6 +165,18 @@ def run_backseat(
             return BaseAdvisor()
         return LLMAdvisor(advisor_backend, params, None, persona, temperature=cfg.temperature)
 
+    def learned_tone(persona: str) -> list[tuple[Advisor, None]]:
+        """The tone-learning advisor, trained on other starts with this persona, then frozen."""
+        if cfg.advisor != "offline" or not cfg.tone_episodes:
+            return []
+        advisor = ToneLearningAdvisor(q_values, epsilon, seed=cfg.seed)
+        train = start_states(grid, cfg.tone_episodes, cfg.seed + 1, epsilon)
+        observer = Observer(advisor, [], None, config=observer_config)
+        env = BackseatEnv(params, human(persona))
+        run_episodes(env, observer, train, label=f"tone-training-{persona}")
+        advisor.freeze()
+        return [(advisor, None)]
+
     def human(persona: str) -> HumanProxy:
         if cfg.human == "llm" and human_backend is not None:
             return LLMHuman(
@@ -173,6 +191,7 @@ def run_backseat(
                 conditions: list[tuple[Advisor, tuple[AdviceShield, Advisor] | None]] = [
                     (base(persona), None),
                     (safety(persona), None),
+                    *learned_tone(persona),
                 ]
             else:
                 shield = (AdviceShield(q_values, epsilon), safety(persona))
