@@ -15,164 +15,25 @@ import dataclasses
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from tqdm import tqdm
 
 from governor.agents.driving import ErraticPolicy, NominalController
 from governor.backends import Backend, backend_from_config
 from governor.bench.driving import start_states
+from governor.bench.reguard_config import ReGuardBenchConfig
 from governor.bench.reguard_driving import (
     Guard,
     PolicyOf,
-    classifier_value_safe,
-    q_value_safe,
     shield,
 )
-from governor.config import BackendConfig, check_range, option
+from governor.bench.reguard_guards import driving_guards, learned_values
+from governor.config import BackendConfig
 from governor.core import Policy
 from governor.envs.driving import DrivingParams
-from governor.errors import ConfigError, expected
 from governor.filters.commands import single_thread
-from governor.filters.grid_value import GridSpec, GridValue, load_or_compute
-from governor.filters.safety_filter import exact_filter
-
-TABLES = ("all", "driving", "commerce", "backseat")
-OBS: tuple[Literal["state", "text"], ...] = ("state", "text")
-
-
-@dataclasses.dataclass(frozen=True)
-class ReGuardBenchConfig:
-    """What `governor bench reguard` runs."""
-
-    tables: Literal["all", "driving", "commerce", "backseat"] = option("all", "which tables")
-    episodes: int = option(100, "driving: start states per (base policy, guard)")
-    seed: int = option(0, "seed of the starts, the erratic policy and the baselines")
-    erratic_p: float = option(0.3, "probability that the erratic policy acts at random")
-    checkpoints: str = option(
-        "reguard-checkpoints", "folder of the learned values: driving-state/, driving-text/"
-    )
-    learned: str = option("state,text", "learned values to use: state, text, or both (a,b)")
-    llm_checkpoint: str | None = option(
-        None, "an LLM-backbone value (train safety-value --obs llm) for a ReGuard (LLM) row"
-    )
-    model_path: str | None = option(None, "its model folder (default: where it was trained)")
-    train_minutes: float = option(
-        0.0, "train a missing learned value for this many minutes (0: leave its rows out)"
-    )
-    margin: float | None = option(None, "filter margin (default: the grid's resolution margin)")
-    monitor_steps: int = option(600, "proposed actions scored per guard for the monitor metrics")
-    zero_shot: bool = option(False, "add the zero-shot LLM guard (needs an endpoint)")
-    false_safe: float = option(
-        0.005,
-        "learned filters: margin calibrated so that at most this share of admitted "
-        "held-out (state, action) pairs is doomed",
-    )
-
-    def __post_init__(self) -> None:
-        if self.tables not in TABLES:
-            raise ConfigError(f"tables: {expected(', '.join(TABLES), self.tables)}")
-        check_range("episodes", self.episodes, 1, 1_000_000)
-        check_range("erratic_p", self.erratic_p, 0.0, 1.0)
-        check_range("train_minutes", self.train_minutes, 0.0, 1e4)
-        check_range("monitor_steps", self.monitor_steps, 1, 10_000_000)
-        check_range("false_safe", self.false_safe, 0.0, 1.0)
-        unknown = set(self.observations) - set(OBS)
-        if unknown:
-            raise ConfigError(f"learned: {expected('state, text or state,text', self.learned)}")
-
-    @property
-    def observations(self) -> tuple[str, ...]:
-        """The learned values asked for, in the order state, text."""
-        asked = {o.strip() for o in self.learned.split(",") if o.strip()}
-        return tuple(o for o in OBS if o in asked) + tuple(sorted(asked - set(OBS)))
-
-    def wants(self, table: str) -> bool:
-        return self.tables in ("all", table)
-
-
-def learned_values(
-    cfg: ReGuardBenchConfig, gv: GridValue, notes: list[str], progress: bool
-) -> dict[str, Any]:
-    """The state and text checkpoints as LearnedQ, training missing ones when asked."""
-    from governor.filters.learned import LearnedQ
-
-    found: dict[str, Any] = {}
-    for obs in OBS:
-        if obs not in cfg.observations:
-            continue
-        folder = Path(cfg.checkpoints) / f"driving-{obs}"
-        if not (folder / "checkpoint.pt").is_file():
-            if cfg.train_minutes <= 0:
-                notes.append(f"no {obs} checkpoint in {folder}: its rows are left out")
-                continue
-            from governor.filters.ddqn import train
-            from governor.filters.ddqn_config import DDQNConfig
-
-            train(
-                DDQNConfig(obs=obs, minutes=cfg.train_minutes, seed=cfg.seed),
-                folder,
-                grid=gv,
-                progress=progress,
-            )
-            notes.append(f"{obs} value trained here for {cfg.train_minutes:g} min")
-        found[obs] = LearnedQ.load(folder, env="driving", obs=obs, params=gv.params)
-    if cfg.llm_checkpoint is not None:
-        from governor.filters.llm_q import LLMQ
-
-        found["llm"] = LLMQ.load(cfg.llm_checkpoint, cfg.model_path)
-    return found
-
-
-def driving_guards(
-    cfg: ReGuardBenchConfig,
-    gv: GridValue,
-    margin: float,
-    learned: dict[str, Any],
-    backend: Backend | None,
-    margins: dict[str, float],
-) -> tuple[list[Guard], Any]:
-    """The guards of the driving tables, and the imitation recovery model (for its own row).
-
-    ``margins`` gets each learned filter's calibrated margin.
-    """
-    from governor.filters import myopic_learned as ml
-    from governor.filters.learned import calibrated_margin, held_out_states
-    from governor.filters.safety_filter import SafetyFilter, ValueFallback
-
-    monitor, fallback = exact_filter(gv, margin)
-    guards = [
-        Guard("none", [], None),
-        Guard("exact", [monitor], fallback, q_value_safe(gv.q_batch)),
-    ]
-    names = {"state": "privileged", "text": "reguard_text", "llm": "reguard_llm"}
-    calibration = held_out_states(gv.params, 20_000, cfg.seed, stream=2)
-    for obs, q in learned.items():
-        held = calibration[:1000] if obs == "llm" else calibration  # an LLM reads 1,000 prompts
-        m = calibrated_margin(q.q_states, gv.q_batch, held, cfg.false_safe, floor=margin)
-        margins[names[obs]] = m
-        guards.append(
-            Guard(
-                names[obs],
-                [SafetyFilter(q, m, name=names[obs])],
-                ValueFallback(q),
-                q_value_safe(q.q_states),
-            )
-        )
-    mcfg = ml.MyopicConfig(seed=cfg.seed)
-    states = ml.rollout_states(gv.params, mcfg)
-    classifier = ml.train("myopic_classifier", gv.params, mcfg, states=states)
-    recovery = ml.train("myopic_recovery", gv.params, mcfg, grid=gv, states=states)
-    value = classifier_value_safe(classifier.p_safe)
-    for name, rec in (("llamaguard", None), ("llamaguard_myopic", recovery)):
-        mon, fb = ml.myopic_guard(classifier, rec)
-        guards.append(Guard(name, [mon], fb, value))
-    if backend is not None:
-        from governor.filters.zero_shot import ZeroShotFallback, ZeroShotJudge, ZeroShotMonitor
-
-        judge = ZeroShotMonitor(ZeroShotJudge(backend, gv.params))
-        guards.append(Guard("zero_shot", [judge], ZeroShotFallback(backend, gv.params)))
-    return guards, recovery
+from governor.filters.grid_value import GridSpec, load_or_compute
 
 
 def run_driving(
