@@ -55,7 +55,16 @@ def table1_lines(driving: Mapping[str, Any]) -> Iterator[list[str]]:
 
 def shielding_lines(driving: Mapping[str, Any]) -> Iterator[list[str]]:
     """The shielding figure as a table: every guard on every base policy."""
-    yield ["base policy", "guard", "success", "failure", "stopped", "rollout F1", "interventions"]
+    yield [
+        "base policy",
+        "guard",
+        "success",
+        "failure",
+        "stopped",
+        "rollout F1",
+        "interventions",
+        "LLM calls",
+    ]
     for r in driving["shielding"]:
         yield [
             r["policy"],
@@ -65,6 +74,7 @@ def shielding_lines(driving: Mapping[str, Any]) -> Iterator[list[str]]:
             _pct(r, "stop_rate"),
             shown(r.get("rollout_f1")),
             _pct(r, "intervention_rate") if r["guard"] != "none" else "n/a",
+            str(r.get("llm_calls", 0)),
         ]
 
 
