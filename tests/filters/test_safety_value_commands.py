@@ -90,3 +90,10 @@ def test_commerce_text_trains_and_evaluates_against_the_exact_programme(tmp_path
         _run(["eval", "safety-value", str(out), "--env", "driving"])
     with pytest.raises(ConfigError, match="env: expected driving or commerce"):
         _run(["eval", "safety-value", str(out), "--env", "shop"])
+
+
+def test_eval_of_a_missing_folder_names_it(tmp_path, capsys):
+    from governor.cli import main
+
+    assert main(["eval", "safety-value", str(tmp_path / "nowhere")]) == 2
+    assert "found no folder at" in capsys.readouterr().err

@@ -98,6 +98,11 @@ def train_command(args: argparse.Namespace, console: Console) -> int:
 def eval_command(args: argparse.Namespace, console: Console) -> int:
     """Evaluate a checkpoint; print the metrics and write them to ``--json``."""
     cfg = dataclass_from_args(EvalConfig, args)
+    if not args.checkpoint.is_dir():
+        raise ConfigError(
+            f"checkpoint: expected a folder written by train safety-value, found no folder at "
+            f"{args.checkpoint}"
+        )
     single_thread()
     if (args.checkpoint / "checkpoint.pt").is_file() or cfg.obs not in (None, "llm"):
         metrics, latency = _eval_learned(args.checkpoint, cfg)
