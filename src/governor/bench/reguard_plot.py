@@ -60,8 +60,9 @@ def plot_safe_sets(
             ax.set_xlim(0.0, p.goal_x)
             ax.set_ylim(0.0, p.road_width)
     fig.suptitle(
-        "safe sets (blue V > 0; solid: this value's boundary, dotted: the exact one; "
-        "grey: failed states; agreement over live states)"
+        "safe sets: blue V > 0; solid, this value's boundary; dotted, the exact one\n"
+        "grey: failed states (agreement is over live states)",
+        fontsize=9,
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
