@@ -118,9 +118,10 @@ def make_agent(name: str, params: CommerceParams, seed: int) -> Policy:
 
 
 def make_guard(
-    name: str, params: CommerceParams, cfg: CommerceBenchConfig
+    name: str, params: CommerceParams, cfg: CommerceBenchConfig, margin: float | None = None
 ) -> tuple[list[Constraint], Fallback | None]:
-    """``none``, ``exact`` (the dynamic programme) or ``learned`` (``cfg.checkpoint``)."""
+    """``none``, ``exact`` (the dynamic programme) or ``learned`` (``cfg.checkpoint``, with
+    ``margin``, by default calibrated by :func:`learned_margin`)."""
     if name == "none":
         return [], None
     if name == "exact":
@@ -129,9 +130,9 @@ def make_guard(
     if name == "learned" and cfg.checkpoint is not None:
         from governor.filters.learned import learned_filter  # torch: only for a checkpoint
 
-        learned, fallback = learned_filter(
-            cfg.checkpoint, learned_margin(params, cfg), params, env="commerce"
-        )
+        if margin is None:
+            margin = learned_margin(params, cfg)
+        learned, fallback = learned_filter(cfg.checkpoint, margin, params, env="commerce")
         return [learned], fallback
     raise ConfigError(f"guard: {expected('none, exact, or learned with a checkpoint', name)}")
 
@@ -189,9 +190,10 @@ def run_commerce(cfg: CommerceBenchConfig, params: CommerceParams | None = None)
     safe = exact.values(np.stack([cart for _, cart in carts])) > 0.0
     agents = AGENTS if cfg.agent == "all" else (cfg.agent,)
     guards = ("none", "exact") + (("learned",) if cfg.checkpoint is not None else ())
+    margin = learned_margin(params, cfg) if cfg.checkpoint is not None else None
     rows: list[dict[str, Any]] = []
     for guard in guards:
-        constraints, fallback = make_guard(guard, params, cfg)
+        constraints, fallback = make_guard(guard, params, cfg, margin)
         for agent_name in agents:
             for i, ((name, cart), has_safe) in enumerate(zip(carts, safe, strict=True)):
                 agent = make_agent(agent_name, params, seed=cfg.seed * 100_003 + i)
@@ -207,7 +209,7 @@ def run_commerce(cfg: CommerceBenchConfig, params: CommerceParams | None = None)
         "actions": params.actions,
         "starts": len(carts),
         "no_safe_starts": int((~safe).sum()),
-        "learned_margin": learned_margin(params, cfg) if cfg.checkpoint else None,
+        "learned_margin": margin,
         "rows": rows,
         "methods": summarise(rows),
     }
