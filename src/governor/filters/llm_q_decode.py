@@ -9,6 +9,7 @@ beta follows argmax over V' of Q.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -94,9 +95,17 @@ def guided_generate(
 
 def _step(model: Any, new: torch.Tensor, cache: Any, *, adapted: bool) -> tuple[torch.Tensor, Any]:
     """The next-token logits after ``new`` (float32) and the grown KV cache."""
+    key = _cache_keyword(model)
     if adapted:
-        out = model(input_ids=new, past_key_values=cache, use_cache=True)
+        out = model(input_ids=new, use_cache=True, **{key: cache})
     else:
         with model.disable_adapter():
-            out = model(input_ids=new, past_key_values=cache, use_cache=True)
-    return out.logits[0, -1].float(), out.past_key_values
+            out = model(input_ids=new, use_cache=True, **{key: cache})
+    return out.logits[0, -1].float(), getattr(out, key)
+
+
+def _cache_keyword(model: Any) -> str:
+    """The forward argument (and output field) of the KV cache: ``cache`` in transformers 5.2x and
+    later, ``past_key_values`` before."""
+    forward = model.get_base_model().forward if hasattr(model, "get_base_model") else model.forward
+    return "cache" if "cache" in inspect.signature(forward).parameters else "past_key_values"
