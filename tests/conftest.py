@@ -5,9 +5,19 @@ operations far slower on a 2-core machine (set before any test module imports to
 """
 
 import os
+import socket
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from fake_openai_server import API_KEY, FakeOpenAIServer
+
+from governor.backends import OpenAIBackend
+from governor.config import BackendConfig
+from governor.worlds.driving.env import DrivingParams
+from governor.worlds.driving.grid_value import GridSpec, GridValue, load_or_compute
+from governor.worlds.smalltalk.responder import RetrievalResponder
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -25,3 +35,59 @@ def data_dir() -> Path:
     if not (CONVERSATIONS / "self_dialogue.jsonl").is_file():
         pytest.skip(f"human conversation corpora not found under {CONVERSATIONS}")
     return CONVERSATIONS
+
+
+SMALL = GridSpec(nx=31, ny=31, ntheta=16)
+
+
+@pytest.fixture(scope="session")
+def small_grid(tmp_path_factory: pytest.TempPathFactory) -> GridValue:
+    cache: Path = tmp_path_factory.mktemp("grid-cache")
+    gv, _, _ = load_or_compute(DrivingParams(), SMALL, cache_dir=cache, progress=False)
+    return gv
+
+
+@pytest.fixture(scope="session")
+def responder(data_dir: Path) -> RetrievalResponder:
+    """A small pool: 150 calibration replies per corpus, 450 from Topical-Chat."""
+    return RetrievalResponder.from_corpora(data_dir, max_turns=150, knowledge_turns=450)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    fake = FakeOpenAIServer().start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def make_backend(server: FakeOpenAIServer) -> Iterator[Callable[..., OpenAIBackend]]:
+    """Build a backend for the fake server; config fields may be overridden. Closed afterwards."""
+    made: list[OpenAIBackend] = []
+
+    def make(**overrides: Any) -> OpenAIBackend:
+        values: dict[str, Any] = {
+            "base_url": server.url,
+            "model": "fake-model",
+            "api_key": API_KEY,
+            "timeout_s": 2.0,
+            "max_retries": 2,
+            "backoff_s": 0.0,
+        }
+        values.update(overrides)
+        backend = OpenAIBackend(BackendConfig(**values))
+        made.append(backend)
+        return backend
+
+    yield make
+    for backend in made:
+        backend.close()
+
+
+@pytest.fixture
+def closed_port_url() -> str:
+    """The URL of a local port nothing listens on (connections are refused)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"

@@ -6,9 +6,8 @@ verdicts into a :class:`Decision` (execute, execute with implicit feedback, rege
 :class:`Feedback`, fallback, defer, abort); after the environment moves, each constraint commits
 the executed :class:`Step` into its own slot of the trajectory's memory.
 
-Every LLM call made anywhere inside a metered scope is counted (:func:`metered`,
-:func:`record_llm_call`): backends record their calls themselves, so a constraint cannot make a
-hidden one.
+Every LLM call made anywhere inside a metered scope is counted (:mod:`governor.usage`): backends
+record their calls themselves, so a constraint cannot make a hidden one.
 
 All types here are frozen. A trajectory is an immutable snapshot; a what-if check reads it and
 never changes it.
@@ -16,112 +15,17 @@ never changes it.
 
 from __future__ import annotations
 
-import contextvars
 import math
-import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import IntEnum, StrEnum
 from types import MappingProxyType
 from typing import Any, Generic, TypeVar
 
-from governor.errors import GuardTimeout
+from governor.usage import Usage
 
 A = TypeVar("A")
-T = TypeVar("T")
-
-# --------------------------------------------------------------------------- LLM call accounting
-
-
-@dataclass(frozen=True)
-class Usage:
-    """LLM calls and tokens; added up per stage, per step, per episode."""
-
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    seconds: float = 0.0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.calls + other.calls,
-            self.prompt_tokens + other.prompt_tokens,
-            self.completion_tokens + other.completion_tokens,
-            self.seconds + other.seconds,
-        )
-
-    @property
-    def tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-
-class UsageMeter:
-    """A thread-safe running total of the LLM calls recorded while it is active."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._total = Usage()
-
-    def add(self, usage: Usage) -> None:
-        with self._lock:
-            self._total = self._total + usage
-
-    @property
-    def total(self) -> Usage:
-        return self._total
-
-
-_ACTIVE_METERS: contextvars.ContextVar[tuple[UsageMeter, ...]] = contextvars.ContextVar(
-    "governor_active_meters", default=()
-)
-
-
-@contextmanager
-def metered() -> Iterator[UsageMeter]:
-    """Count every LLM call made inside the block (nested meters all see the call)."""
-    meter = UsageMeter()
-    token = _ACTIVE_METERS.set((*_ACTIVE_METERS.get(), meter))
-    try:
-        yield meter
-    finally:
-        _ACTIVE_METERS.reset(token)
-
-
-def record_llm_call(usage: Usage) -> None:
-    """Called by every backend once per model call; adds it to all active meters."""
-    for meter in _ACTIVE_METERS.get():
-        meter.add(usage)
-
-
-def call_with_deadline(fn: Callable[[], T], timeout_s: float | None, what: str) -> T:
-    """Run ``fn`` and return its result, or raise :class:`GuardTimeout` after ``timeout_s``.
-
-    With a timeout the call runs in a daemon thread carrying this context (so its LLM calls are
-    still counted); a call that overruns is abandoned, not killed, and its result is ignored.
-    """
-    if timeout_s is None:
-        return fn()
-    if timeout_s <= 0:
-        raise GuardTimeout(f"{what}: no time left in the step's budget")
-    box: dict[str, Any] = {}
-    ctx = contextvars.copy_context()
-
-    def run() -> None:
-        try:
-            box["value"] = ctx.run(fn)
-        except BaseException as exc:  # re-raised in the caller's thread
-            box["error"] = exc
-
-    worker = threading.Thread(target=run, name=f"governor-{what}", daemon=True)
-    worker.start()
-    worker.join(timeout_s)
-    if worker.is_alive():
-        raise GuardTimeout(f"{what}: expected an answer within {timeout_s:.3g} s, found none")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
 
 
 # --------------------------------------------------------------------------- verdicts

@@ -13,10 +13,25 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from governor.backends.base import Backend, Message
 from governor.core import Feedback, FeedbackKind, Verdict
 from governor.errors import BackendError
+
+
+class Reply(Protocol):
+    """What a chat model's answer must offer a feedback writer."""
+
+    @property
+    def text(self) -> str: ...
+
+
+class ChatModel(Protocol):
+    """What a feedback writer needs of a model: one prompt in, a reply out (every
+    :class:`~governor.backends.base.Backend` is one). It raises a
+    :class:`~governor.errors.BackendError` when the model cannot answer."""
+
+    def chat(self, messages: str, *, max_tokens: int) -> Reply: ...
 
 
 def _worst_first(verdicts: Sequence[Verdict]) -> list[Verdict]:
@@ -94,7 +109,7 @@ class LLMFeedbackWriter(FeedbackWriter):
         " concrete instruction for its next attempt, in the second person, no preamble:\n{items}"
     )
 
-    def __init__(self, backend: Backend, *, max_tokens: int = 80) -> None:
+    def __init__(self, backend: ChatModel, *, max_tokens: int = 80) -> None:
         self.backend = backend
         self.max_tokens = max_tokens
         self.templates = TemplateFeedbackWriter()
@@ -105,10 +120,8 @@ class LLMFeedbackWriter(FeedbackWriter):
         what = "accepted reply" if kind is FeedbackKind.IMPLICIT else "rejected proposal"
         items = "\n".join(f"- {line}" for line in self.templates.items(notes, problems).split("; "))
         try:
-            reply = self.backend.chat(
-                [Message("user", self.PROMPT.format(what=what, items=items))],
-                max_tokens=self.max_tokens,
-            ).text.strip()
+            prompt = self.PROMPT.format(what=what, items=items)
+            reply = self.backend.chat(prompt, max_tokens=self.max_tokens).text.strip()
             error = "" if reply else "empty reply"
         except BackendError as exc:
             reply, error = "", f"{type(exc).__name__}: {exc}"

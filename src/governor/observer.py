@@ -34,13 +34,12 @@ from governor.core import (
     RejectionCause,
     Step,
     Trajectory,
-    Usage,
     Verdict,
-    call_with_deadline,
-    metered,
 )
+from governor.deadline import call_with_deadline
 from governor.errors import ConfigError, EnvError, GuardTimeout
 from governor.feedback import FeedbackWriter, TemplateFeedbackWriter
+from governor.usage import Usage, metered
 
 T = TypeVar("T")
 

@@ -10,8 +10,9 @@ from typing import Any, Protocol
 
 import gymnasium as gym
 
-from governor.core import Decision, Trajectory, Usage
+from governor.core import Decision, Trajectory
 from governor.observer import Observer
+from governor.usage import Usage
 
 
 class DecisionSink(Protocol):

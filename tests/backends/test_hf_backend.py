@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from governor.backends import HFBackend, Message
-from governor.core import metered
 from governor.errors import BackendUnavailable, ConfigError
+from governor.usage import metered
 
 pytestmark = pytest.mark.hf
 

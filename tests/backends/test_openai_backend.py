@@ -12,13 +12,13 @@ from fake_openai_server import API_KEY, FakeOpenAIServer, Reply
 
 from governor.backends import Message, OpenAIBackend, TokenLogprob
 from governor.config import BackendConfig
-from governor.core import metered
 from governor.errors import (
     BackendHTTPError,
     BackendResponseError,
     BackendTimeout,
     BackendUnavailable,
 )
+from governor.usage import metered
 
 MakeBackend = Callable[..., OpenAIBackend]
 CHAT = "/chat/completions"

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from governor.bench.reguard import ReGuardBenchConfig, run
-from governor.bench.reguard_driving import MonitorLog
 from governor.cli import main
 from governor.core import Attempt, Candidate, Decision, DecisionKind, Verdict
-from governor.envs.driving import DrivingParams
 from governor.errors import ConfigError
-from governor.filters.grid_value import GridSpec, load_or_compute
-from governor.filters.learned import calibrated_margin
+from governor.safety_values.learned import calibrated_margin
+from governor.worlds.driving.env import DrivingParams
+from governor.worlds.driving.grid_value import GridSpec, load_or_compute
+from governor.worlds.driving.reguard import MonitorLog
 
 pytestmark = pytest.mark.slow
 

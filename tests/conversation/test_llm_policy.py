@@ -6,11 +6,12 @@ import pytest
 
 from governor.backends.scripted import ScriptedBackend
 from governor.conversation.llm_policy import SYSTEM_PROMPT, LLMChatPolicy, reply_candidate
-from governor.conversation.observer import SmallTalkConfig, conversation_observer
 from governor.conversation.session import ChatSession
-from governor.core import DecisionKind, Feedback, FeedbackKind, Trajectory, metered
+from governor.conversation.small_talk import SmallTalkConfig, small_talk_observer
+from governor.core import DecisionKind, Feedback, FeedbackKind, Trajectory
 from governor.errors import ConfigError
 from governor.overlays import load_overlays
+from governor.usage import metered
 
 
 def test_the_request_holds_the_prompt_the_dialogue_and_the_feedback_note():
@@ -37,7 +38,7 @@ def test_empty_or_non_text_replies_are_invalid_candidates(reply):
 
 def test_a_model_that_only_returns_empty_replies_ends_in_the_fallback():
     backend = ScriptedBackend(["", "  ", ""])
-    observer = conversation_observer(
+    observer = small_talk_observer(
         LLMChatPolicy(backend), load_overlays(), config=SmallTalkConfig(stop_on_repeat=True)
     )
     result = ChatSession(observer).respond("Any plans for the weekend?")

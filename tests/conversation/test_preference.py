@@ -9,13 +9,13 @@ import pytest
 from smalltalk_helpers import ScriptedReplies, words
 
 from governor.config import ObserverConfig
-from governor.conversation.observer import (
-    SmallTalkConfig,
-    conversation_observer,
-    small_talk_constraints,
-)
 from governor.conversation.preference import PREFERENCE, HumanLikeness, RankingArbiter
 from governor.conversation.session import ChatSession
+from governor.conversation.small_talk import (
+    SmallTalkConfig,
+    small_talk_constraints,
+    small_talk_observer,
+)
 from governor.core import Candidate, Trajectory, Verdict
 from governor.errors import SpecError
 from governor.overlays import Resources, Turn, fit_reference, load_overlays
@@ -100,7 +100,7 @@ def test_among_admissible_replies_the_observer_takes_the_one_nearest_the_draw() 
     picked = []
     for seed in range(12):
         config = SmallTalkConfig(n_candidates=2, seed=seed)
-        observer = conversation_observer(
+        observer = small_talk_observer(
             ScriptedReplies(lambda t, f: replies), overlays, config=config
         )
         result = ChatSession(observer).respond(user)

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from governor.envs.household import load_tasks
 from governor.errors import SpecError
 from governor.ltl import parse
 from governor.ltl import patterns as p
 from governor.ltl.domain import Domain, household_domain
 from governor.ltl.grounding import ground_phrase, lift
 from governor.ltl.translate import Translation, conjoin, translate_all, translate_offline
+from governor.worlds.household.env import load_tasks
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "safety_chip"
 ABSENT = ("chicken", "cutlet")  # named by the constraints, missing from TestScene1

@@ -8,7 +8,6 @@ import json
 import pytest
 
 from governor.backends import ScriptedBackend
-from governor.core import metered
 from governor.errors import BackendError, BackendTimeout
 from governor.ltl import parse
 from governor.ltl import patterns as p
@@ -16,6 +15,7 @@ from governor.ltl.domain import Domain, household_domain
 from governor.ltl.lang2ltl import offer, read_formula, translate_llm
 from governor.ltl.syntax import And, Atom
 from governor.ltl.translate import translate_all, translate_offline
+from governor.usage import metered
 
 
 @pytest.fixture(scope="module")

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from governor.envs.household import load_tasks
 from governor.ltl import Monitor, MonitorVerdict, parse
 from governor.ltl import patterns as p
 from governor.ltl.domain import household_domain
 from governor.ltl.english import english, pattern_of
 from governor.ltl.translate import Translation, translate_offline
 from governor.ltl.verify import verify_view
+from governor.worlds.household.env import load_tasks
 
 K, B, L = "agent_at(kitchen)", "agent_at(bathroom)", "agent_at(living_room)"
 READINGS = [

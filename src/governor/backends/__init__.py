@@ -1,4 +1,8 @@
-"""LLM backends: OpenAI-compatible HTTP, local Hugging Face transformers, and scripted replies."""
+"""LLM backends: OpenAI-compatible HTTP, local Hugging Face transformers, and scripted replies.
+
+Every backend records each call it makes (:mod:`governor.usage`), so no LLM call is hidden.
+Imports the core types, the config and the error tree; nothing of the loop or the families.
+"""
 
 from governor.backends.base import Backend, ChatResult, Completion, Message, TokenLogprob
 from governor.backends.hf import HFBackend

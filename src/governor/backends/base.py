@@ -2,7 +2,7 @@
 
 A backend implements ``_chat`` (and ``_embed`` where it can); the public :meth:`Backend.chat` and
 :meth:`Backend.embed` validate the request, time it, and record it with
-:func:`governor.core.record_llm_call`, whether it succeeds or fails. That is the one place where
+:func:`governor.usage.record_llm_call`, whether it succeeds or fails. That is the one place where
 LLM calls are counted, so no backend and no constraint can make a hidden one.
 """
 
@@ -16,8 +16,8 @@ from typing import Literal
 
 import numpy as np
 
-from governor.core import Usage, record_llm_call
 from governor.errors import BackendError, ConfigError, expected
+from governor.usage import Usage, record_llm_call
 
 Role = Literal["system", "user", "assistant"]
 ROLES: tuple[str, ...] = ("system", "user", "assistant")

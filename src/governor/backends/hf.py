@@ -5,7 +5,7 @@ nothing is ever downloaded. Besides chat and embeddings it exposes the next-toke
 hidden states, for value-guided decoding and safety values on an LLM backbone. Those are model
 calls too, and are counted like chat calls. The module's functions (model folder and dtype
 checks, the ``from_pretrained`` dtype keyword, the chat prompt) are shared with
-:mod:`~governor.filters.llm_q`.
+:mod:`~governor.safety_values.llm_q`.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from governor.backends.base import (
     Message,
     TokenLogprob,
 )
-from governor.core import Usage, record_llm_call
 from governor.errors import BackendUnavailable, ConfigError, expected
+from governor.usage import Usage, record_llm_call
 
 DTYPES = ("float32", "float16", "bfloat16")
 

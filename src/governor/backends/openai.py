@@ -24,7 +24,6 @@ from governor.backends.base import (
     TokenLogprob,
 )
 from governor.config import BackendConfig
-from governor.core import Usage
 from governor.errors import (
     BackendError,
     BackendHTTPError,
@@ -34,6 +33,7 @@ from governor.errors import (
     ConfigError,
     expected,
 )
+from governor.usage import Usage
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

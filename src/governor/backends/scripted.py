@@ -20,8 +20,8 @@ from governor.backends.base import (
     Message,
     word_tokens,
 )
-from governor.core import Usage
 from governor.errors import BackendError
+from governor.usage import Usage
 
 Reply = str | BaseException | Callable[[tuple[Message, ...]], str]
 

@@ -7,10 +7,13 @@ from typing import Any
 
 from rich.console import Console
 
-from governor.bench import driving, reguard_report, safety_chip, smalltalk
-from governor.bench.plots import plot_driving
-from governor.bench.report import Section, markdown_table, print_table, write_index
+from governor.bench import reguard_report
 from governor.config import write_json
+from governor.report import Section, markdown_table, print_table, write_index
+from governor.worlds.driving import bench as driving
+from governor.worlds.driving.plots import plot_driving
+from governor.worlds.household import bench as safety_chip
+from governor.worlds.smalltalk import bench as smalltalk
 
 
 def public(result: dict[str, Any]) -> dict[str, Any]:

@@ -76,7 +76,7 @@ def add_parser(bench: Subcommands) -> None:
 
 
 def run_command(args: argparse.Namespace, console: Console) -> int:
-    from governor.bench.report import print_table
+    from governor.report import print_table
 
     result = run(dataclass_from_args(LTLSpeedConfig, args))
     print_table(

@@ -1,9 +1,9 @@
 """`governor bench reguard`: the layout of the ReGuard paper's tables 1 to 4 on our environments.
 
 Table 1 (agentic driving, monitor quality) and the shielding figure come from
-:mod:`~governor.bench.reguard_driving`; Table 2 (agentic commerce) from
-:mod:`~governor.bench.commerce`; Tables 3 and 4 (backseat driver) from
-:mod:`~governor.agents.backseat`. Learned safety values are read from checkpoint folders
+:mod:`~governor.worlds.driving.reguard`; Table 2 (agentic commerce) from
+:mod:`~governor.worlds.commerce.bench`; Tables 3 and 4 (backseat driver) from
+:mod:`~governor.worlds.backseat.bench`. Learned safety values are read from checkpoint folders
 (``governor train safety-value``); a missing one is trained for ``train_minutes`` when that is
 positive, else its rows are left out and the result says so. The one-step (LlamaGuard-style) and
 imitation (Myopic) baselines train in seconds and are trained here, seeded.
@@ -19,28 +19,28 @@ from typing import Any
 
 from tqdm import tqdm
 
-from governor.agents.driving import ErraticPolicy, NominalController
 from governor.backends import Backend, backend_from_config
-from governor.bench.driving import start_states
 from governor.bench.reguard_config import ReGuardBenchConfig
-from governor.bench.reguard_driving import (
+from governor.cli.safety_value import single_thread
+from governor.config import BackendConfig
+from governor.core import Policy
+from governor.worlds.driving.bench import start_states
+from governor.worlds.driving.controllers import ErraticPolicy, NominalController
+from governor.worlds.driving.env import DrivingParams
+from governor.worlds.driving.grid_value import GridSpec, load_or_compute
+from governor.worlds.driving.reguard import (
     Guard,
     PolicyOf,
     shield,
 )
-from governor.bench.reguard_guards import driving_guards, learned_values
-from governor.config import BackendConfig
-from governor.core import Policy
-from governor.envs.driving import DrivingParams
-from governor.filters.commands import single_thread
-from governor.filters.grid_value import GridSpec, load_or_compute
+from governor.worlds.driving.reguard_guards import driving_guards, learned_values
 
 
 def run_driving(
     cfg: ReGuardBenchConfig, backend: Backend | None, notes: list[str], progress: bool
 ) -> dict[str, Any]:
     """Table 1 (erratic base) and the shielding rows (every base policy)."""
-    from governor.filters.myopic_learned import ImitationFallback
+    from governor.worlds.driving.myopic_learned import ImitationFallback
 
     params = DrivingParams()
     gv = load_or_compute(params, GridSpec(), progress=progress)[0]
@@ -104,7 +104,7 @@ def run_driving(
 
 def run_commerce_table(cfg: ReGuardBenchConfig, notes: list[str]) -> dict[str, Any]:
     """Table 2: the scripted shopping agents with no guard, the exact and the learned filter."""
-    from governor.bench.commerce import CommerceBenchConfig, run_commerce
+    from governor.worlds.commerce.bench import CommerceBenchConfig, run_commerce
 
     text = Path(cfg.checkpoints) / "commerce-text"
     found = (text / "checkpoint.pt").is_file()
@@ -115,8 +115,8 @@ def run_commerce_table(cfg: ReGuardBenchConfig, notes: list[str]) -> dict[str, A
 
 def run_backseat_table(cfg: ReGuardBenchConfig, notes: list[str]) -> dict[str, Any]:
     """Tables 3 and 4; the advisor and shield read the text value (calibrated margin) if any."""
-    from governor.agents.backseat import BackseatConfig, run_backseat
-    from governor.filters.learned import LearnedQ, calibrated_margin, held_out_states
+    from governor.safety_values.learned import LearnedQ, calibrated_margin, held_out_states
+    from governor.worlds.backseat.bench import BackseatConfig, run_backseat
 
     text = Path(cfg.checkpoints) / "driving-text"
     gv = load_or_compute(DrivingParams(), GridSpec(), progress=False)[0]

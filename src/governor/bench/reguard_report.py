@@ -10,8 +10,6 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
-from governor.bench.reguard_metrics import shown
-from governor.bench.report import Section, print_table
 from governor.config import (
     Subcommands,
     add_backend_args,
@@ -20,6 +18,8 @@ from governor.config import (
     dataclass_from_args,
     write_json,
 )
+from governor.report import Section, print_table
+from governor.safety_values.metrics import shown
 
 GUARD_NAMES = {
     "none": "unguarded",
@@ -139,7 +139,7 @@ def write(result: Mapping[str, Any], json_path: Path | None, plot_path: Path | N
         write_json(json_path, public)
     driving = result.get("driving")
     if plot_path is not None and driving is not None:
-        from governor.bench.reguard_plot import plot_safe_sets
+        from governor.worlds.driving.reguard_plot import plot_safe_sets
 
         gv, learned = driving["_grid"], driving["_learned"]
         names = {"state": "privileged (state)", "text": "ReGuard (text)", "llm": "ReGuard (LLM)"}

@@ -14,10 +14,11 @@ import time
 import uuid
 from dataclasses import dataclass, replace
 
-from governor.core import Decision, Trajectory, metered
+from governor.core import Decision, Trajectory
 from governor.observer import Observer
 from governor.overlays.features.dialogue import Dialogue, Turn, as_dialogue
 from governor.runner import DecisionSink
+from governor.usage import metered
 
 
 @dataclass(frozen=True)

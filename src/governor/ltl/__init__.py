@@ -3,6 +3,9 @@ progression, monitors, specification patterns, satisfiability, and the monitor c
 
 Traces are sequences of label sets (the atoms' texts that hold in each state), the initial state
 first. See :mod:`governor.ltl.progression` for the finite-trace conventions.
+
+Imports the core types and the error tree, and the backends for the LLM translator; never a
+world (a world supplies its vocabulary as a :class:`~governor.ltl.domain.Domain`).
 """
 
 from governor.ltl.constraint import LTLConstraint, describe_change, state_change, valuation

@@ -14,14 +14,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from governor.envs.household_labels import arguments, proposition_vocabulary, room_propositions
-from governor.envs.household_scene import SPELLING_ALIASES, SceneGraph, name_key
-from governor.envs.household_sim import default_scene
-from governor.envs.household_tasks import Task, find_task, load_tasks
 from governor.errors import SpecError, expected
 from governor.ltl.parser import atom, canonical_label
 from governor.ltl.satisfiability import exactly_one, one_hot, powerset
 from governor.ltl.syntax import Formula
+from governor.worlds.household.labels import arguments, proposition_vocabulary, room_propositions
+from governor.worlds.household.scene import SPELLING_ALIASES, SceneGraph, name_key
+from governor.worlds.household.sim import default_scene
+from governor.worlds.household.tasks import Task, find_task, load_tasks
 
 MAX_EXTRAS = 10
 """Most non-room propositions an alphabet enumerates (it has rooms * 2**extras label sets)."""

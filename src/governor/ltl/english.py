@@ -9,9 +9,9 @@ as the agent's location, as in the Safety Chip's formulas.
 
 from __future__ import annotations
 
-from governor.envs.household_scene import ROOM_NAMES
 from governor.ltl import patterns as pt
 from governor.ltl import syntax as s
+from governor.worlds.household.scene import ROOM_NAMES
 
 _STATE = {  # predicate: (phrase when true, phrase when false)
     "is_open": ("open", "closed"),

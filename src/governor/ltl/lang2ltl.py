@@ -20,7 +20,6 @@ from dataclasses import replace
 from typing import Any
 
 from governor.backends.base import Backend, Message
-from governor.envs.household_scene import name_key
 from governor.errors import BackendError, SpecError, expected
 from governor.ltl import patterns as pt
 from governor.ltl.domain import Domain, proposition_args
@@ -29,6 +28,7 @@ from governor.ltl.grounding import ground_phrase
 from governor.ltl.parser import parse, parse_prefix
 from governor.ltl.syntax import Atom, Formula
 from governor.ltl.translate import Translation, substitute, translate_offline
+from governor.worlds.household.scene import name_key
 
 EXTRACT_PROMPT = """\
 You help a person write safety rules for a household robot. Given one rule, list its referring \

@@ -8,6 +8,8 @@ shipped small-talk set is ``smalltalk.yaml`` (:data:`DEFAULT_OVERLAYS`), and the
 calibrated with the local embedding model (:mod:`governor.overlays.embed`, the ``[embed]`` extra)
 is ``smalltalk_embed.yaml`` (:data:`EMBED_OVERLAYS`). Each file also carries the human reference
 (:class:`HumanReference`) that the observer matches when it ranks admissible replies.
+
+Imports the core types, the config and the error tree; nothing of the loop or the worlds.
 """
 
 from governor.overlays.calibrate import calibrate, human_acceptance

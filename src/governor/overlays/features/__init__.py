@@ -1,4 +1,8 @@
-"""Feature extractors for overlays, one module per family, registered in :data:`FEATURES`."""
+"""Feature extractors for overlays, one module per family, registered in :data:`FEATURES`.
+
+Each family module maps a dialogue and a candidate reply to numbers. Imports the core types and
+the error tree, and the text resources (VADER, TextBlob, wordfreq); nothing of the loop.
+"""
 
 # Importing the family modules registers their features; trajectory comes last (it derives
 # drift features from the others).

@@ -1,0 +1,122 @@
+"""The `governor` command line.
+
+Each command module adds its parsers with ``set_defaults(handler=...)``; a handler takes the parsed
+arguments and a console and returns the exit status. Every error the user can cause ends in one
+line on stderr naming what was expected, and exit status 2; nothing reaches the user as a
+traceback. The CLI sits on top: it may import the worlds, the benchmarks and the runtime library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from rich.console import Console
+
+from governor import __version__
+from governor.config import check_range
+from governor.errors import GovernorError
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _demo(args: argparse.Namespace, console: Console) -> int:
+    from governor.bench.demo import run_demo
+
+    check_range("train_minutes", args.train_minutes, 0.0, 1e4)
+    index = run_demo(
+        args.out,
+        episodes=args.episodes,
+        seed=args.seed,
+        train_minutes=args.train_minutes,
+        console=console,
+    )
+    console.print(f"report written to {index.parent}/ (open {index})")
+    console.print(f"inspect a trajectory: governor trace show {index.parent / 'trace.jsonl'}")
+    return 0
+
+
+def _trace_show(args: argparse.Namespace, console: Console) -> int:
+    from governor.trace import render_trace
+
+    render_trace(args.file, episode=args.episode, console=console, verbose=args.verbose)
+    return 0
+
+
+def build_parser() -> Parser:
+    from governor.bench import ltl_speed, reguard_report
+    from governor.cli.conversation import (
+        add_audit_parser,
+        add_calibrate_parser,
+        add_chat_parser,
+    )
+    from governor.cli.ltl import add_ltl_parser
+    from governor.cli.safety_value import add_eval_parser, add_train_parser
+    from governor.worlds.driving import bench as driving
+    from governor.worlds.household import bench as safety_chip
+    from governor.worlds.smalltalk import bench as smalltalk
+
+    parser = Parser(prog="governor", description="Runtime guardrails for foundation-model agents.")
+    parser.add_argument("--version", action="version", version=f"governor {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    demo = sub.add_parser("demo", help="run the offline demo and write a report folder")
+    demo.add_argument("--out", type=Path, default=Path("governor-report"), help="report folder")
+    demo.add_argument("--episodes", type=int, default=100, help="episodes per policy and guard")
+    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument(
+        "--train-minutes", type=float, default=1.0, help="training budget of the learned filter"
+    )
+    demo.set_defaults(handler=_demo)
+
+    bench = sub.add_parser("bench", help="run a benchmark").add_subparsers(
+        dest="bench", required=True, parser_class=Parser
+    )
+    driving.add_parser(bench)
+    smalltalk.add_parser(bench)
+    safety_chip.add_parser(bench)
+    ltl_speed.add_parser(bench)
+    reguard_report.add_parser(bench)
+
+    trace = sub.add_parser("trace", help="inspect decision traces").add_subparsers(
+        dest="trace", required=True, parser_class=Parser
+    )
+    show = trace.add_parser("show", help="render one trajectory of a trace file")
+    show.add_argument("file", type=Path)
+    show.add_argument("--episode", help="episode id (default: the first)")
+    show.add_argument("--verbose", action="store_true", help="list every attempt and candidate")
+    show.set_defaults(handler=_trace_show)
+    add_ltl_parser(sub)
+    add_chat_parser(sub)
+    add_audit_parser(sub)
+    add_calibrate_parser(sub)
+    add_train_parser(sub)
+    add_eval_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    # Wide enough for the benchmark tables when the output goes to a file or a pipe.
+    console = Console(width=None if sys.stdout.isatty() else 120)
+    try:
+        return int(args.handler(args, console))
+    except GovernorError as exc:
+        print(f"governor: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("governor: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+"""The conversation commands: `governor chat`, `governor audit`, `governor calibrate`.
+
+Each ``add_*_parser(subparsers)`` adds one command with ``set_defaults(handler=...)``; a handler
+takes the parsed arguments and a console and returns the exit status, raising governor errors
+for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from rich.console import Console
+from rich.markup import escape
+
+from governor.backends import backend_from_config
+from governor.config import Subcommands, add_backend_args, check_range, write_json
+from governor.conversation.session import ChatSession, TurnResult
+from governor.trace import open_trace
+from governor.worlds.smalltalk.audit import audit, read_transcript
+from governor.worlds.smalltalk.settings import MakeBackend, conversations_dir, load_settings
+
+QUIT = ("/quit", "/exit")
+
+
+def add_chat_parser(sub: Subcommands) -> None:
+    """`governor chat`."""
+    chat = sub.add_parser("chat", help="chat with a configured model under the small-talk observer")
+    chat.add_argument("--config", type=Path, help="conversation config (YAML or JSON)")
+    chat.add_argument("--show", action="store_true", help="show verdicts and interventions")
+    chat.add_argument("--trace", type=Path, help="record every decision (.jsonl or .sqlite)")
+    add_backend_args(chat)
+    chat.set_defaults(handler=chat_command)
+
+
+def add_audit_parser(sub: Subcommands) -> None:
+    """`governor audit`."""
+    aud = sub.add_parser("audit", help="judge a recorded conversation offline")
+    aud.add_argument("transcript", type=Path, help='JSON lines {"role": ..., "content": ...}')
+    aud.add_argument("--config", type=Path, help="conversation config (YAML or JSON)")
+    aud.add_argument("--json", type=Path, help="write the report here")
+    aud.set_defaults(handler=audit_command)
+
+
+def add_calibrate_parser(sub: Subcommands) -> None:
+    """`governor calibrate`."""
+    cal = sub.add_parser("calibrate", help="estimate overlay thresholds from human conversation")
+    cal.add_argument("--data", type=Path, help="the corpora folder (default: the shared data)")
+    cal.add_argument("--out", type=Path, default=Path("smalltalk-overlays.yaml"))
+    cal.add_argument("--max-turns", type=int, default=1500, help="responses per corpus per split")
+    cal.add_argument("--seed", type=int, default=0, help="seed of the dialogue split")
+    cal.add_argument(
+        "--embed",
+        action="store_true",
+        help="compute coherence and assistance with the local embedding model (the [embed] extra)",
+    )
+    cal.set_defaults(handler=calibrate_command)
+
+
+def chat_command(
+    args: argparse.Namespace,
+    console: Console,
+    *,
+    stdin: TextIO | None = None,
+    make_backend: MakeBackend = backend_from_config,
+) -> int:
+    """Read user turns from ``stdin`` until end of input or /quit; print each reply."""
+    settings = load_settings(args.config)
+    flags = {"base_url": args.base_url, "model": args.model, "api_key": args.api_key}
+    flags["timeout_s"] = args.timeout
+    overrides = {k: v for k, v in flags.items() if v is not None}
+    if overrides:
+        settings = dataclasses.replace(
+            settings, backend=dataclasses.replace(settings.backend, **overrides)
+        )
+    observer = settings.make_observer(make_backend)
+    stdin = stdin or sys.stdin
+    trace = open_trace(args.trace) if args.trace else None
+    session = ChatSession(observer, trace=trace)
+    try:
+        while True:
+            if stdin.isatty():
+                console.print("[bold]you>[/bold] ", end="")
+            line = stdin.readline()
+            if not line or line.strip() in QUIT:
+                break
+            if not line.strip():
+                continue
+            result = session.respond(line.strip())
+            text = result.reply if result.reply is not None else "(no reply)"
+            console.print(f"[bold]bot>[/bold] {escape(text)}")
+            if args.show:
+                show_turn(console, result)
+    finally:
+        session.close()
+        if trace is not None:
+            trace.close()
+    calls = sum(t.llm_calls for t in session.turns)
+    console.print(f"{len(session.turns)} turn(s), {calls} LLM call(s)")
+    return 0
+
+
+def show_turn(console: Console, result: TurnResult) -> None:
+    """The decision behind a reply: kind, what was rejected or noted, feedback, cost."""
+    d = result.decision
+    console.print(
+        f"  [dim]{d.kind.value}; {d.regenerations} regeneration(s); {result.llm_calls} LLM "
+        f"call(s); {1000 * result.seconds:.0f} ms; {escape(d.reason)}[/dim]"
+    )
+    lines = []
+    for k, attempt in enumerate(d.attempts):
+        if attempt.chosen is not None:
+            continue
+        for cand, row in zip(attempt.candidates, attempt.verdicts, strict=False):
+            if cand.error:
+                lines.append(f"attempt {k}: invalid: {cand.error}")
+            lines += [
+                f"attempt {k}: rejected: {v.constraint}: {v.descriptor}"
+                for v in row
+                if not v.admissible
+            ]
+    if d.kind.value != "fallback":
+        lines += [f"noted: {v.constraint}: {v.descriptor}" for v in d.verdicts if v.needs_feedback]
+    if d.feedback is not None:
+        lines.append(f"note for the next turn: {d.feedback.text}")
+    for line in lines:
+        console.print(f"  [dim]{escape(line)}[/dim]")
+
+
+def audit_command(args: argparse.Namespace, console: Console) -> int:
+    """Judge each assistant turn of a transcript; print a table, write JSON if asked."""
+    turns = read_transcript(args.transcript)
+    report = audit(turns, load_settings(args.config))
+    for row in report["turns"]:
+        rejected = [v["constraint"] for v in row["verdicts"] if not v["admissible"]]
+        noted = [v["constraint"] for v in row["verdicts"] if v["admissible"] and v["deviation"]]
+        detail = ", ".join(rejected) or ", ".join(noted) or "-"
+        console.print(f"turn {row['index']:>3}: {row['decision']['kind']:<22} {escape(detail)}")
+    if args.json is not None:
+        write_json(args.json, report)
+        console.print(f"report written to {args.json}")
+    return 0
+
+
+def calibrate_command(args: argparse.Namespace, console: Console) -> int:
+    """Calibrate the shipped rule set on the corpora; print thresholds and held-out acceptance."""
+    from governor.overlays.calibrate import calibrate
+
+    check_range("max_turns", args.max_turns, 10, 1_000_000)
+    embed = None
+    if getattr(args, "embed", False):
+        from governor.overlays.embed import local_embed
+
+        embed = local_embed()
+    doc = calibrate(
+        args.data or conversations_dir(),
+        args.out,
+        max_turns=args.max_turns,
+        split_seed=args.seed,
+        embed=embed,
+    )
+    for rule in doc["overlays"]:
+        bounds = ", ".join(f"{k} {v:g}" for k, v in rule["bounds"].items())
+        console.print(
+            f"{rule['name']:<20} {rule['feature']:<18} {bounds:<14} epsilon {rule['epsilon']:g}"
+            f"  (human median {rule['calibration']['human_median']:g})"
+        )
+    held = doc["provenance"].get("heldout_acceptance", {})
+    if held:
+        console.print(f"held-out human turns accepted: {held['accepted']:.2%}")
+        worst = sorted(held["false_positive"].items(), key=lambda kv: -kv[1])
+        console.print("rejected by: " + ", ".join(f"{k} {v:.2%}" for k, v in worst))
+    console.print(f"overlays written to {args.out}")
+    return 0

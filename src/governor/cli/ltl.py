@@ -1,0 +1,176 @@
+"""The ``governor ltl`` commands: translate constraints (and accept them), check a trace.
+
+``translate`` shows each constraint's formula, its English back-translation and a violating
+example trace; ``--accept`` then appends the shown specs to a YAML file as verified.
+``check`` runs a monitor over a JSON trace (a list of steps, each a list of true propositions)
+and prints ``{"steps": [...], "final": ...}``; exit status 1 when the trace violates the formula.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from governor.config import add_backend_args, backend_config_from_args
+from governor.errors import ConfigError, SpecError, expected
+from governor.ltl.domain import Domain, household_domain
+from governor.ltl.monitor import Monitor, MonitorVerdict
+from governor.ltl.parser import canonical_label, parse, parse_prefix
+from governor.ltl.specs import append_specs, spec_from
+from governor.ltl.translate import translate_all
+from governor.ltl.verify import verify_view
+from governor.usage import metered
+
+DOMAINS = ("household",)
+
+
+def add_ltl_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``ltl`` command group (``translate``, ``check``) to ``subparsers``."""
+    ltl = subparsers.add_parser("ltl", help="translate constraints to LTL; check traces")
+    sub = ltl.add_subparsers(dest="ltl_command", required=True, parser_class=type(ltl))
+    tr = sub.add_parser(
+        "translate", help="translate constraint sentences and show how to verify them"
+    )
+    tr.add_argument("text", nargs="+", help="constraint sentence(s), one per argument")
+    tr.add_argument("--domain", choices=DOMAINS, default="household", help="proposition domain")
+    tr.add_argument("--task", help="task key (experiment/id): only its objects may be named")
+    tr.add_argument("--llm", action="store_true", help="translate through the LLM endpoint")
+    add_backend_args(tr)
+    tr.add_argument(
+        "--accept", type=Path, metavar="PATH.yaml", help="append the shown specs, as verified"
+    )
+    tr.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    tr.set_defaults(handler=translate_command)
+    ck = sub.add_parser("check", help="monitor a trace; exit status 1 when it is violated")
+    ck.add_argument("--formula", required=True, help="the formula (infix unless --prefix)")
+    ck.add_argument("--prefix", action="store_true", help="the formula is in prefix notation")
+    ck.add_argument(
+        "--trace", type=Path, required=True, help="JSON list of steps, each a list of propositions"
+    )
+    ck.set_defaults(handler=check_command)
+    return ltl
+
+
+def _domain(args: argparse.Namespace) -> Domain:
+    if args.domain not in DOMAINS:
+        raise ConfigError(f"--domain: {expected(' or '.join(DOMAINS), args.domain)}")
+    return household_domain(args.task)
+
+
+def translate_command(args: argparse.Namespace, console: Console) -> int:
+    """Translate, show the verification view, and append accepted specs (``--accept``)."""
+    domain = _domain(args)
+    backend = None
+    if args.llm:
+        from governor.backends import backend_from_config
+
+        backend = backend_from_config(backend_config_from_args(args))
+    with metered() as meter:
+        translations = translate_all(args.text, domain, backend)
+    views = [verify_view(t, domain) for t in translations]
+    failed = [t.sentence for t in translations if not t.ok]
+    write = bool(args.accept) and not failed  # all or nothing: no spec file silently misses one
+    if args.json:
+        out = {"domain": domain.name, "llm_calls": meter.total.calls, "constraints": views}
+        out["accepted_to"] = str(args.accept) if write else None
+        _print_json(console, out)
+    else:
+        for view in views:
+            console.print(_table(view))
+        console.print(f"{domain.name}: {meter.total.calls} LLM call(s)")
+    if write:
+        append_specs(args.accept, [spec_from(t) for t in translations])
+        if not args.json:
+            console.print(f"{len(translations)} spec(s) appended to {args.accept} as verified")
+    elif args.accept and not args.json:
+        console.print(
+            f"[red]nothing appended to {escape(str(args.accept))}: "
+            f"{len(failed)} sentence(s) not translated[/red]"
+        )
+    return 1 if failed else 0
+
+
+def _table(view: dict[str, Any]) -> Table:
+    table = Table(title=escape(view["text"]), show_header=False, title_justify="left")
+    table.add_column(style="bold")
+    table.add_column()
+    if view["formula"] is None:
+        table.add_row("error", f"[red]{escape(str(view['error']))}[/red]")
+        if view["grounding"]:
+            table.add_row("grounding", escape(_pairs(view["grounding"])))
+        return table
+    rows = [
+        ("formula", view["formula"]),
+        ("prefix", view["prefix"]),
+        ("reads", view["english"]),
+        ("grounding", _pairs(view["grounding"])),
+        ("method", f"{view['method']}, pattern {view['pattern'] or 'none'}"),
+    ]
+    for name, value in rows:
+        table.add_row(name, escape(value))
+    if view["counterexample"] is not None:
+        steps = [
+            f"step {i}: {', '.join(s) if s else '(none of its propositions)'}"
+            for i, s in enumerate(view["counterexample"])
+        ]
+        at, n = view["violated_at"], len(view["counterexample"])
+        ends = "violated if the trace ends here: an obligation is still pending"
+        steps.append(f"violated at step {at}" if at is not None and at < n else ends)
+        table.add_row("violated by", escape("\n".join(steps)))
+    for note in view["notes"]:
+        table.add_row("note", f"[yellow]{escape(note)}[/yellow]")
+    table.add_row("verified", "no: accept it with --accept after checking the rows above")
+    return table
+
+
+def _pairs(mapping: dict[str, str]) -> str:
+    return "; ".join(f"{k!r} -> {v}" for k, v in mapping.items()) or "none"
+
+
+def _print_json(console: Console, data: Any) -> None:
+    console.print(json.dumps(data), markup=False, highlight=False, soft_wrap=True)
+
+
+def read_trace(path: Path) -> list[frozenset[str]]:
+    """A JSON trace: a non-empty list of steps, each a list of proposition strings."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: not valid JSON: {exc}") from exc
+    what = "a non-empty JSON list of steps, each a list of proposition strings"
+    if not isinstance(data, list) or not data:
+        raise ConfigError(f"{path}: {expected(what, data)}")
+    out = []
+    for i, step in enumerate(data):
+        if not isinstance(step, list) or not all(isinstance(x, str) for x in step):
+            raise ConfigError(
+                f"{path}: step {i}: {expected('a list of proposition strings', step)}"
+            )
+        try:
+            out.append(frozenset(canonical_label(x) for x in step))
+        except SpecError as exc:  # one line: the parser's caret picture is not needed here
+            raise SpecError(f"{path}: step {i}: {str(exc).splitlines()[0]}") from None
+    return out
+
+
+def check_command(args: argparse.Namespace, console: Console) -> int:
+    """Monitor the trace; print each step's verdict and the final one as JSON."""
+    formula = parse_prefix(args.formula) if args.prefix else parse(args.formula)
+    trace = read_trace(args.trace)
+    monitor = Monitor(formula, "check")
+    state = monitor.initial
+    steps = []
+    for labels in trace:
+        state = monitor.step(state, labels)
+        steps.append(state.verdict.value)
+    ok = Monitor.final_verdict(state) is MonitorVerdict.OK
+    _print_json(console, {"steps": steps, "final": "satisfied" if ok else "violated"})
+    return 0 if ok else 1

@@ -1,0 +1,179 @@
+"""The ``governor train safety-value`` and ``governor eval safety-value`` commands.
+
+``train`` runs reach-avoid DDQN (:mod:`~governor.safety_values.ddqn`) for ``--env driving`` or
+``--env commerce`` and writes a checkpoint directory; ``eval`` measures a checkpoint against its
+env's exact value (driving: the grid value; commerce: the dynamic programme; :func:`~governor.
+filters.learned.evaluate`) and writes ``{"env", "obs", "agreement", "value_f1", "tp_rate",
+"tn_rate", "fn_rate", "train_minutes"}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from governor.config import (
+    add_dataclass_args,
+    check_range,
+    dataclass_from_args,
+    option,
+    write_json,
+)
+from governor.errors import ConfigError, expected
+from governor.safety_values.ddqn_config import DDQNConfig
+from governor.worlds.driving.env import DrivingParams
+
+OBS_CHOICES = ("state", "text", "llm")
+ENV_CHOICES = ("driving", "commerce")
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalConfig:
+    """`governor eval safety-value`: a checkpoint against its env's exact value."""
+
+    states: int = option(20_000, "held-out live states")
+    seed: int = option(20_251_007, "seed of the held-out states (training never draws them)")
+    env: str | None = option(None, "refuse a checkpoint trained for another environment")
+    obs: str | None = option(None, "refuse a checkpoint of another observation model")
+    latency: bool = option(False, "also time one filter decision (median, batch of one)")
+    model_path: str | None = option(None, "obs llm: the model folder (default: where it trained)")
+    grid_nx: int = option(101, "driving's exact grid value: points along the track")
+    grid_ny: int = option(101, "driving's exact grid value: points across the road")
+    grid_ntheta: int = option(64, "driving's exact grid value: headings")
+
+    def __post_init__(self) -> None:
+        check_range("states", self.states, 1, 10_000_000)
+        if self.env is not None and self.env not in ENV_CHOICES:
+            raise ConfigError(f"env: {expected(' or '.join(ENV_CHOICES), self.env)}")
+        if self.obs is not None and self.obs not in OBS_CHOICES:
+            raise ConfigError(f"obs: {expected(' or '.join(OBS_CHOICES), self.obs)}")
+
+
+def add_train_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``train`` (``safety-value``) to ``subparsers``."""
+    train = subparsers.add_parser("train", help="train a learned guard")
+    sub = train.add_subparsers(dest="train_command", required=True, parser_class=type(train))
+    value = sub.add_parser(
+        "safety-value", help="reach-avoid DDQN safety value from states or text observations"
+    )
+    value.add_argument("--out", type=Path, required=True, help="checkpoint directory")
+    add_dataclass_args(value, DDQNConfig)
+    value.set_defaults(handler=train_command)
+    return train
+
+
+def add_eval_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``eval`` (``safety-value``) to ``subparsers``."""
+    ev = subparsers.add_parser("eval", help="evaluate a learned guard")
+    sub = ev.add_subparsers(dest="eval_command", required=True, parser_class=type(ev))
+    value = sub.add_parser("safety-value", help="a safety value checkpoint against the exact value")
+    value.add_argument("checkpoint", type=Path, help="checkpoint directory")
+    value.add_argument("--json", type=Path, help="write the metrics here")
+    add_dataclass_args(value, EvalConfig)
+    value.set_defaults(handler=eval_command)
+    return ev
+
+
+def train_command(args: argparse.Namespace, console: Console) -> int:
+    """Train, checkpointing to ``--out``; an interrupt keeps the checkpoint and exits 130."""
+    cfg = dataclass_from_args(DDQNConfig, args)
+    single_thread()
+    if cfg.obs == "llm":
+        return _train_llm(cfg, args.out, console)
+    from governor.safety_values.ddqn import train
+
+    result = train(cfg, args.out)
+    how = "interrupted" if result.interrupted else "done"
+    console.print(
+        f"{how}: {result.iterations} iterations in {result.minutes:.1f} min, agreement "
+        f"{result.agreement:.2%} on the check states; checkpoint in {result.out}/"
+    )
+    return 130 if result.interrupted else 0
+
+
+def eval_command(args: argparse.Namespace, console: Console) -> int:
+    """Evaluate a checkpoint; print the metrics and write them to ``--json``."""
+    cfg = dataclass_from_args(EvalConfig, args)
+    if not args.checkpoint.is_dir():
+        raise ConfigError(
+            f"checkpoint: expected a folder written by train safety-value, found no folder at "
+            f"{args.checkpoint}"
+        )
+    single_thread()
+    if (args.checkpoint / "checkpoint.pt").is_file() or cfg.obs not in (None, "llm"):
+        metrics, latency = _eval_learned(args.checkpoint, cfg)
+    else:
+        metrics, latency = _eval_llm(args.checkpoint, cfg)
+    console.print(
+        f"{metrics['env']}/{metrics['obs']}: agreement {metrics['agreement']:.2%}, value F1 "
+        f"{metrics['value_f1']:.3f}, TP {metrics['tp_rate']:.3f} TN {metrics['tn_rate']:.3f} "
+        f"FN {metrics['fn_rate']:.3f} ({metrics['train_minutes']:.1f} training minutes)"
+    )
+    if latency is not None:
+        console.print(f"filter decision: {latency:.0f} µs median")
+    if args.json is not None:
+        write_json(args.json, metrics)
+    return 0
+
+
+def _eval_learned(checkpoint: Path, cfg: EvalConfig) -> tuple[dict[str, Any], float | None]:
+    from governor.safety_values.learned import LearnedQ, decision_latency_us, evaluate
+
+    learned = LearnedQ.load(checkpoint, env=cfg.env, obs=cfg.obs)
+    shape = (cfg.grid_nx, cfg.grid_ny, cfg.grid_ntheta)
+    exact = learned.model.task.exact_value(shape, progress=True)
+    metrics = evaluate(learned, exact, cfg.states, cfg.seed)
+    return metrics, decision_latency_us(learned) if cfg.latency else None
+
+
+def _eval_llm(checkpoint: Path, cfg: EvalConfig) -> tuple[dict[str, Any], float | None]:
+    """An LLM-backbone checkpoint (an adapter folder) against the exact driving value."""
+    from governor.safety_values.learned import held_out_states
+    from governor.safety_values.llm_q import LLMQ
+    from governor.safety_values.llm_q_eval import evaluate_llm_q
+    from governor.worlds.driving.grid_value import GridSpec, load_or_compute
+
+    if cfg.env not in (None, "driving"):
+        raise ConfigError(f"env: {expected('driving for an LLM checkpoint', cfg.env)}")
+    q = LLMQ.load(checkpoint, cfg.model_path)
+    spec = GridSpec(nx=cfg.grid_nx, ny=cfg.grid_ny, ntheta=cfg.grid_ntheta)
+    grid = load_or_compute(q.params, spec, progress=True)[0]
+    states = held_out_states(q.params, cfg.states, cfg.seed)
+    return evaluate_llm_q(q, grid.values, states, exact_q=grid.q_batch), None
+
+
+def _train_llm(cfg: DDQNConfig, out: Path, console: Console) -> int:
+    from governor.safety_values.llm_q_train import train_llm_q
+    from governor.worlds.driving.grid_value import GridSpec, load_or_compute
+
+    assert cfg.model_path is not None  # the config refuses obs llm without one
+    spec = GridSpec(nx=cfg.grid_nx, ny=cfg.grid_ny, ntheta=cfg.grid_ntheta)
+    grid = load_or_compute(DrivingParams(), spec, progress=True)[0]
+    result = train_llm_q(
+        cfg.model_path,
+        out,
+        minutes=cfg.minutes,
+        iterations=cfg.iterations,
+        seed=cfg.seed,
+        exact_value=grid.values,
+    )
+    how = "interrupted" if result.interrupted else "done"
+    console.print(
+        f"{how}: {result.iterations} iterations in {result.minutes:.1f} min; adapter in {out}/"
+    )
+    return 130 if result.interrupted else 0
+
+
+def single_thread() -> None:
+    """Import torch (the ``learn`` extra) and use one thread: faster for these small networks."""
+    try:
+        import torch
+    except ImportError as exc:
+        raise ConfigError(
+            "learned safety values: expected torch (pip install 'governor[learn]'), found none"
+        ) from exc
+    torch.set_num_threads(1)

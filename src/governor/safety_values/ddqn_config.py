@@ -1,0 +1,160 @@
+"""The settings of reach-avoid DDQN and its schedules (no torch needed to read them).
+
+Schedules are the paper's (start, decay, period, end): max(end, start * decay ** (step // period)),
+with ``step`` counted in iterations (one gradient step each). The discount anneals the same way on
+1 - gamma (halved every ``gamma_period`` until ``gamma_end``).
+
+Defaults per env (:data:`ENV_DEFAULTS`): driving follows the paper's Table 6 (its privileged
+state-based DDQN). Commerce follows Table 9 where it applies to networks trained from scratch:
+80,000 iterations, the exploration schedule (0.95, 0.7, 4000, 0.05), the soft update
+tau = 0.005 and the 4000-iteration period of the learning-rate decay. Not taken from Table 9:
+its learning rate (2e-5 to 1e-6 is for LoRA on a pretrained LLM; ours start from random weights
+and keep Table 6's 1e-3 to 1e-4), its batch of 2 and buffer of 1000 (sized for a 1B model's
+memory; here a batch is 512 states or 32 texts and 16 carts add 16 transitions per iteration, so
+the buffer holds 100,000), and gamma: commerce trains at gamma = 1, which its margin convention
+needs for the sign of Q to be the sign of safety (:mod:`governor.worlds.commerce.env`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Literal
+
+from governor.config import check_range, option
+from governor.errors import ConfigError, expected
+
+ENV_DEFAULTS: dict[str, dict[str, Any]] = {
+    "driving": {
+        "iterations": 400_000,
+        "n_envs": 64,
+        "buffer_size": 500_000,
+        "gamma": 0.99,
+        "gamma_end": 0.99,
+        "tau": 0.01,
+        "lr_period": 20_000,
+        "eps_period": 20_000,
+    },
+    "commerce": {
+        "iterations": 80_000,
+        "n_envs": 16,
+        "buffer_size": 100_000,
+        "gamma": 1.0,
+        "gamma_end": 1.0,
+        "tau": 0.005,
+        "lr_period": 4000,
+        "eps_period": 4000,
+    },
+}
+
+
+def _per_env(field: str, help: str) -> Any:
+    """A field whose default depends on the env: None until construction fills it in."""
+    driving, commerce = ENV_DEFAULTS["driving"][field], ENV_DEFAULTS["commerce"][field]
+    return option(None, f"{help} (driving: {driving:g}, commerce: {commerce:g})")
+
+
+@dataclasses.dataclass(frozen=True)
+class DDQNConfig:
+    """`governor train safety-value`: reach-avoid DDQN (defaults: the paper's Table 6 / Table 9).
+
+    A field left at None takes its env's default (:data:`ENV_DEFAULTS`) when the config is built,
+    so a built config always holds numbers; ``dataclasses.replace`` keeps them, so to switch env
+    build a new config.
+    """
+
+    env: Literal["driving", "commerce"] = option("driving", "environment: driving or commerce")
+    obs: Literal["state", "text", "llm"] = option(
+        "state", "what Q reads: the state, the text, or an LLM's own logits (--model-path)"
+    )
+    model_path: str | None = option(
+        None, "obs llm: a local causal LM folder (its other settings: the paper's Table 5)"
+    )
+    minutes: float = option(15.0, "wall-clock training budget in minutes")
+    iterations: int = _per_env("iterations", "gradient steps at most")
+    seed: int = option(0, "seed of the network, the envs and the exploration")
+    n_envs: int = _per_env(
+        "n_envs", "envs stepped at once; each iteration adds this many transitions"
+    )
+    buffer_size: int = _per_env("buffer_size", "replay buffer capacity (transitions)")
+    batch_size: int | None = option(
+        None,
+        "transitions per gradient step (default: 512 for state as in Table 6; text: 128 "
+        "driving, 32 commerce)",
+    )
+    learning_starts: int = option(4096, "transitions collected before the first gradient step")
+    gamma: float = _per_env("gamma", "discount of the safety Bellman target")
+    gamma_end: float = _per_env("gamma_end", "the discount is annealed toward this")
+    gamma_period: int = option(20_000, "iterations per halving of 1 - gamma")
+    tau: float = _per_env("tau", "soft update rate of the target network")
+    lr: float = option(1e-3, "learning rate at the start")
+    lr_decay: float = option(0.8, "learning rate factor per period")
+    lr_period: int = _per_env("lr_period", "iterations per learning rate decay")
+    lr_end: float = option(1e-4, "learning rate floor")
+    eps_start: float = option(0.95, "exploration rate at the start")
+    eps_decay: float = option(0.7, "exploration factor per period")
+    eps_period: int = _per_env("eps_period", "iterations per exploration decay")
+    eps_end: float = option(0.05, "exploration floor")
+    adam_eps: float = option(1e-5, "AdamW epsilon")
+    weight_decay: float = option(0.0, "AdamW weight decay")
+    d_model: int = option(16, "text model: token embedding width")
+    heads: int = option(1, "text model: attention heads")
+    ff: int = option(32, "text model: feed-forward width")
+    pool: int = option(4, "text model: pooling queries")
+    head_hidden: int = option(128, "text model: width of the two MLP head layers")
+    eval_every: int = option(1000, "iterations between agreement checks (progress bar)")
+    eval_states: int = option(2000, "live states of the agreement check")
+    checkpoint_minutes: float = option(2.0, "minutes between checkpoints")
+    grid_nx: int = option(101, "exact grid value: points along the track")
+    grid_ny: int = option(101, "exact grid value: points across the road")
+    grid_ntheta: int = option(64, "exact grid value: headings")
+
+    def __post_init__(self) -> None:
+        if self.env not in ENV_DEFAULTS:
+            raise ConfigError(f"env: {expected('driving or commerce', self.env)}")
+        for name, value in ENV_DEFAULTS[self.env].items():
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, value)
+        if self.obs not in ("state", "text", "llm"):
+            raise ConfigError(f"obs: {expected('state, text or llm', self.obs)}")
+        if (self.obs == "llm") != (self.model_path is not None):
+            raise ConfigError(
+                f"model_path: expected a model folder exactly when obs is llm, found obs "
+                f"{self.obs!r} and model_path {self.model_path!r}"
+            )
+        if self.obs == "llm" and self.env != "driving":
+            raise ConfigError(f"env: {expected('driving for obs llm', self.env)}")
+        check_range("minutes", self.minutes, 0.0, 1e6)
+        for name in ("iterations", "n_envs", "buffer_size", "eval_every"):
+            check_range(name, getattr(self, name), 1, 1e9)
+        if self.batch_size is not None:
+            check_range("batch_size", self.batch_size, 1, 1e9)
+        for name in ("gamma_period", "lr_period", "eps_period", "eval_states", "learning_starts"):
+            check_range(name, getattr(self, name), 0 if name == "learning_starts" else 1, 1e9)
+        check_range("gamma", self.gamma, 0.0, 1.0)
+        check_range("gamma_end", self.gamma_end, self.gamma, 1.0)
+        for name in ("tau", "lr_decay", "eps_start", "eps_decay", "eps_end"):
+            check_range(name, getattr(self, name), 0.0, 1.0)
+        for name in ("lr", "lr_end", "adam_eps", "weight_decay", "checkpoint_minutes"):
+            check_range(name, getattr(self, name), 0.0, 1e3)
+
+    @property
+    def batch(self) -> int:
+        """The batch size: ``batch_size``, or the default of the observation model."""
+        if self.batch_size is not None:
+            return self.batch_size
+        return 512 if self.obs == "state" else 128 if self.env == "driving" else 32
+
+    def model_settings(self) -> dict[str, Any]:
+        """The observation model's architecture settings."""
+        names = ("d_model", "heads", "ff", "pool", "head_hidden")
+        return {n: getattr(self, n) for n in names} if self.obs == "text" else {}
+
+
+def step_schedule(start: float, decay: float, period: int, end: float, step: int) -> float:
+    """max(end, start * decay ** (step // period)): the paper's (start, decay, period, end)."""
+    return max(end, start * decay ** (step // period))
+
+
+def gamma_at(cfg: DDQNConfig, step: int) -> float:
+    """The discount at ``step``: 1 - gamma halves every ``gamma_period`` until ``gamma_end``."""
+    return 1.0 - step_schedule(1.0 - cfg.gamma, 0.5, cfg.gamma_period, 1.0 - cfg.gamma_end, step)

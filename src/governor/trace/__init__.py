@@ -1,0 +1,44 @@
+"""Decision traces: every decision with everything it was based on, as JSON lines or in SQLite.
+
+Writers (:func:`open_trace`, :class:`JsonlTrace`, :class:`SqliteTrace`), reading back
+(:func:`read_trace`), replay (:func:`decision_from_record`) and the terminal view
+(:func:`render_trace`). Imports the core types and the error tree only.
+"""
+
+from governor.trace.store import (
+    JsonlTrace,
+    SqliteTrace,
+    TraceWriter,
+    decision_record,
+    dumps,
+    open_trace,
+    step_seconds,
+    to_jsonable,
+)
+from governor.trace.view import (
+    JSONL_SUFFIXES,
+    SQLITE_SUFFIXES,
+    decision_from_record,
+    from_json_float,
+    read_trace,
+    render_trace,
+    trace_format,
+)
+
+__all__ = [
+    "JSONL_SUFFIXES",
+    "SQLITE_SUFFIXES",
+    "JsonlTrace",
+    "SqliteTrace",
+    "TraceWriter",
+    "decision_from_record",
+    "decision_record",
+    "dumps",
+    "from_json_float",
+    "open_trace",
+    "read_trace",
+    "render_trace",
+    "step_seconds",
+    "to_jsonable",
+    "trace_format",
+]

@@ -1,0 +1,135 @@
+"""Base policies for the driving task: a goal-seeking controller, an erratic stand-in, an LLM.
+
+None of them is trusted: they are what the guard filters. Each proposes
+:class:`~governor.core.Candidate` actions 0, 1, 2 (steer right, straight, left).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from governor.backends.base import Backend, Message
+from governor.config import check_range
+from governor.core import Candidate, Feedback, Policy, Trajectory
+from governor.safety_values.filter import state_of
+from governor.worlds.driving.env import (
+    LABELS,
+    LETTERS,
+    DrivingParams,
+    describe,
+    system_prompt,
+    wrap_angle,
+)
+
+_REPLY = re.compile(r"\(?([abc])\)?(?:[.):]\s*|\s+|$)(.*)", re.IGNORECASE | re.DOTALL)
+_PREFIX = re.compile(r"^(?:the\s+)?(?:correct\s+)?answer(?:\s+is)?\s*[:\-]?\s*", re.IGNORECASE)
+
+
+class NominalController(Policy):
+    """Goal-seeking and blind to obstacles: heads down the track while drifting to the centre line.
+
+    The desired heading is atan(gain * (centre_y - y)), clipped to +-``max_heading``; the action
+    whose next heading is closest to it is proposed.
+    """
+
+    name = "nominal"
+
+    def __init__(self, params: DrivingParams, gain: float = 1.0, max_heading: float = math.pi / 6):
+        self.params, self.gain, self.max_heading = params, gain, max_heading
+
+    def action(self, state: np.ndarray) -> int:
+        """The controller's action at ``state``."""
+        centre = self.params.road_width / 2
+        desired = math.atan(self.gain * (centre - float(state[1])))
+        desired = min(max(desired, -self.max_heading), self.max_heading)
+        nxt = state[2] + self.params.dt * self.params.controls
+        return int(np.argmin(np.abs(wrap_angle(nxt - desired))))
+
+    def propose(self, traj: Trajectory, feedback: Feedback | None, n: int) -> list[Candidate[Any]]:
+        return [Candidate(self.action(state_of(traj.observation)))]
+
+
+class ErraticPolicy(Policy):
+    """A stand-in for an unreliable agent; it is not a model.
+
+    The nominal action with probability 1 - p, otherwise a uniformly random one; ``n`` candidates
+    are ``n`` independent draws.
+    """
+
+    name = "erratic_stand_in"
+
+    def __init__(self, params: DrivingParams, p: float = 0.3, seed: int | None = None):
+        check_range("p", p, 0.0, 1.0)
+        self.nominal, self.p = NominalController(params), p
+        self.rng = np.random.default_rng(seed)
+
+    def propose(self, traj: Trajectory, feedback: Feedback | None, n: int) -> list[Candidate[Any]]:
+        nominal = self.nominal.action(state_of(traj.observation))
+        draws = self.rng.random(n) < self.p
+        return [Candidate(int(self.rng.integers(3)) if d else nominal) for d in draws]
+
+
+def parse_choice(text: str) -> Candidate[Any]:
+    """The candidate a reply stands for: "B", "b", "B)", "Answer: B", "B) Steer straight", ...
+
+    A reply naming no choice, or two different ones, is an invalid candidate (never an exception).
+    """
+    reply = _PREFIX.sub("", text.strip().strip("*`'\" ")).strip().rstrip(".").strip()
+    labels = [label.lower() for label in LABELS]
+    if reply.lower() in labels:
+        return Candidate(labels.index(reply.lower()), text)
+    match = _REPLY.fullmatch(reply)
+    if match:
+        index = LETTERS.index(match.group(1).upper())
+        rest = match.group(2).strip().rstrip(".").strip().lower()
+        if not rest or labels[index].startswith(rest):
+            return Candidate(index, text)
+    shown = text if len(text) <= 80 else text[:77] + "..."
+    return Candidate.invalid(text, f"expected one of A, B, C; found {shown!r}")
+
+
+class LLMDrivingPolicy(Policy):
+    """An LLM answering the paper's multiple-choice question; ``n`` completions in one call.
+
+    Backend errors propagate (the observer turns them into a fallback).
+    """
+
+    name = "llm_driver"
+
+    def __init__(
+        self,
+        backend: Backend,
+        params: DrivingParams,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = 5,
+    ) -> None:
+        self.backend, self.params = backend, params
+        self.temperature, self.max_tokens = temperature, max_tokens
+        self.system = system_prompt(params)
+
+    def messages(self, observation: Any, feedback: Feedback | None = None) -> list[Message]:
+        """The system prompt and the observation's question, with ``feedback`` appended."""
+        if isinstance(observation, Mapping) and "text" in observation:
+            question = str(observation["text"])
+        else:
+            question = describe(self.params, state_of(observation))
+        if feedback is not None and feedback.text:
+            question += f"\n\nFeedback: {feedback.text}"
+        return [Message("system", self.system), Message("user", question)]
+
+    def propose(
+        self, traj: Trajectory, feedback: Feedback | None, n: int
+    ) -> Sequence[Candidate[Any]]:
+        result = self.backend.chat(
+            self.messages(traj.observation, feedback),
+            n=n,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+        )
+        return [parse_choice(c.text) for c in result.completions]

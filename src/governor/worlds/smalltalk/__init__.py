@@ -1,0 +1,7 @@
+"""The Grounded Observer's small-talk world: conversations with and without the observer.
+
+The retrieval responder (an offline stand-in for a chat model that returns stored human turns;
+not a model), simulated users (replayed human openings, or an LLM persona), the chat and audit
+configuration file, likeness and drift metrics, and the small-talk benchmark. Imports the runtime
+library only; no other world.
+"""

@@ -1,0 +1,172 @@
+"""The ``ltl translate`` and ``ltl check`` handlers, and spec files."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from governor.cli.ltl import add_ltl_parser
+from governor.errors import ConfigError, SpecError
+from governor.ltl import MonitorSet, parse
+from governor.ltl.specs import Spec, append_specs, load_specs, monitor_specs
+
+
+def run(*argv: str) -> tuple[int, str]:
+    parser = argparse.ArgumentParser(prog="governor")
+    add_ltl_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["ltl", *argv])
+    out = io.StringIO()
+    code = args.handler(args, Console(file=out, width=200))
+    return code, out.getvalue()
+
+
+def write(path: Path, data: object) -> Path:
+    path.write_text(json.dumps(data) if not isinstance(data, str) else data)
+    return path
+
+
+def test_check_a_hand_trace(tmp_path: Path) -> None:
+    trace = write(
+        tmp_path / "t.json",
+        [["agent_at(kitchen)"], ["agent_at(living_room)"], ["agent_at(bathroom)"]],
+    )
+    code, out = run(
+        "check", "--formula", "!agent_at(bathroom) W agent_at(living_room)", "--trace", str(trace)
+    )
+    assert code == 0 and json.loads(out) == {"steps": ["ok", "ok", "ok"], "final": "satisfied"}
+    trace = write(tmp_path / "u.json", [[], ["is_open(fridge)", "is_in(apple,fridge)"]])
+    code, out = run(
+        "check",
+        "--prefix",
+        "--formula",
+        "G i is_open(fridge) F ! is_open(fridge)",
+        "--trace",
+        str(trace),
+    )
+    assert code == 1 and json.loads(out) == {"steps": ["ok", "pending"], "final": "violated"}
+    code, out = run("check", "--formula", "G !is_in(apple, fridge)", "--trace", str(trace))
+    assert json.loads(out) == {"steps": ["ok", "violated"], "final": "violated"}
+
+
+@pytest.mark.parametrize(
+    ("content", "error", "message"),
+    [
+        ("[[", ConfigError, "not valid JSON"),
+        ('{"steps": []}', ConfigError, "a non-empty JSON list of steps"),
+        ("[]", ConfigError, "a non-empty JSON list of steps"),
+        ('[["a"], "b"]', ConfigError, "step 1: expected a list of proposition strings"),
+        ('[["a"], ["is in(x)"]]', SpecError, "step 1"),
+    ],
+)
+def test_check_rejects_bad_traces(tmp_path: Path, content: str, error: type, message: str) -> None:
+    trace = write(tmp_path / "t.json", content)
+    with pytest.raises(error, match=message) as info:
+        run("check", "--formula", "G a", "--trace", str(trace))
+    assert "\n" not in str(info.value)
+
+
+def test_check_rejects_a_bad_formula_and_a_missing_file(tmp_path: Path) -> None:
+    trace = write(tmp_path / "t.json", [["a"]])
+    with pytest.raises(SpecError, match="column"):
+        run("check", "--formula", "G (a ->", "--trace", str(trace))
+    with pytest.raises(ConfigError, match="cannot read"):
+        run("check", "--formula", "G a", "--trace", str(tmp_path / "missing.json"))
+
+
+def test_translate_shows_formula_english_and_example() -> None:
+    code, out = run(
+        "translate", "you have to enter living room before bathroom", "--task", "rooms/0_5"
+    )
+    assert code == 0
+    for part in (
+        "!agent_at(bathroom) W agent_at(living_room)",
+        "W ! agent_at(bathroom) agent_at(living_room)",
+        "the agent must not be in the bathroom before it has been in the living room",
+        "step 0: agent_at(bathroom)",
+        "violated at step 0",
+        "0 LLM call(s)",
+    ):
+        assert part in out
+
+
+def test_translate_accept_round_trip(tmp_path: Path) -> None:
+    specs = tmp_path / "specs.yaml"
+    sentences = [
+        "if you open the fridge you need to close the fridge later",
+        "never go to bathroom twice",
+    ]
+    code, _ = run("translate", *sentences, "--accept", str(specs))
+    assert code == 0
+    loaded = load_specs(specs)
+    assert [s.text for s in loaded] == sentences
+    assert all(s.verified and s.method == "offline" for s in loaded)
+    assert loaded[0].formula == parse("G(is_open(fridge) -> F !is_open(fridge))")
+    assert loaded[0].grounding == {
+        "open the fridge": "is_open(fridge)",
+        "close the fridge": "!is_open(fridge)",
+    }
+    code, out = run("translate", "--json", "avoid bathroom at any time", "--accept", str(specs))
+    assert code == 0 and json.loads(out)["accepted_to"] == str(specs)
+    assert len(load_specs(specs)) == 3
+    monitors = MonitorSet.from_specs(monitor_specs(load_specs(specs)))
+    assert monitors.names == ("c1", "c2", "c3")
+
+
+def test_translate_accepts_nothing_when_a_sentence_fails(tmp_path: Path) -> None:
+    specs = tmp_path / "specs.yaml"
+    code, out = run("translate", "never open the fridge", "be nice", "--accept", str(specs))
+    assert code == 1 and not specs.exists() and "nothing appended" in out
+    code, out = run("translate", "--json", "be nice")
+    data = json.loads(out)
+    assert code == 1 and data["constraints"][0]["error"] and data["accepted_to"] is None
+
+
+def test_translate_with_llm_needs_an_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("GOVERNOR_BASE_URL", "GOVERNOR_MODEL", "GOVERNOR_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ConfigError, match="no LLM endpoint"):
+        run("translate", "--llm", "never open the fridge")
+
+
+GOOD = {"text": "never open the fridge", "formula": "G !is_open(fridge)", "verified": True}
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"text": "x", "verified": True}, r"constraints\[0\]: missing field formula"),
+        (
+            {**GOOD, "formula": "G (is_open(fridge) ->"},
+            r"constraints\[0\]\.formula: .* at column 22",
+        ),
+        ({**GOOD, "prefix": "G is_open(fridge)"}, "prefix expected the same formula"),
+        ({**GOOD, "verified": "yes"}, r"verified: expected bool"),
+        ({**GOOD, "grounding": ["x"]}, "grounding: expected a mapping"),
+        ("just text", r"constraints\[0\]: expected a mapping"),
+    ],
+)
+def test_load_specs_errors(tmp_path: Path, entry: object, message: str) -> None:
+    path = write(tmp_path / "s.json", {"constraints": [entry]})
+    with pytest.raises(SpecError, match=message):
+        load_specs(path)
+
+
+def test_load_specs_file_errors(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="constraints: expected a list"):
+        load_specs(write(tmp_path / "a.yaml", "other: 1\n"))
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_specs(write(tmp_path / "b.yaml", "constraints: [\n"))
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_specs(tmp_path / "none.yaml")
+
+
+def test_unverified_specs_stay_unverified(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    append_specs(path, [Spec("avoid bathroom", parse("G !agent_at(bathroom)"), verified=False)])
+    (spec,) = load_specs(path)
+    assert spec.verified is False and spec.prefix == "G ! agent_at(bathroom)"
