@@ -1,4 +1,4 @@
-"""Fixtures shared across the test folders: where the shared human conversation corpora are.
+"""Fixtures shared across the test folders: where the human conversation corpora are.
 
 torch runs on one thread in tests: the networks here are tiny, and two threads make their small
 operations far slower on a 2-core machine (set before any test module imports torch).
@@ -15,6 +15,8 @@ from fake_openai_server import API_KEY, FakeOpenAIServer
 
 from governor.backends import OpenAIBackend
 from governor.config import BackendConfig
+from governor.data import shared_data_dir
+from governor.overlays.corpora import corpus_path
 from governor.worlds.driving.env import DrivingParams
 from governor.worlds.driving.grid_value import GridSpec, GridValue, load_or_compute
 from governor.worlds.smalltalk.responder import RetrievalResponder
@@ -22,17 +24,14 @@ from governor.worlds.smalltalk.responder import RetrievalResponder
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 CONVERSATIONS = Path(
-    os.environ.get(
-        "GOVERNOR_CONVERSATIONS",
-        Path(__file__).resolve().parents[2] / "shared" / "data" / "conversations",
-    )
+    os.environ.get("GOVERNOR_CONVERSATIONS", shared_data_dir() / "conversations")
 )
 
 
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
-    """The human conversation corpora (../shared/data/conversations beside the checkout)."""
-    if not (CONVERSATIONS / "self_dialogue.jsonl").is_file():
+    """The human conversation corpora (``data/conversations`` in the repository)."""
+    if not corpus_path(CONVERSATIONS, "self_dialogue.jsonl").is_file():
         pytest.skip(f"human conversation corpora not found under {CONVERSATIONS}")
     return CONVERSATIONS
 

@@ -13,6 +13,7 @@ humans would have been rejected.
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import fields
@@ -22,7 +23,14 @@ from typing import Any
 import numpy as np
 import yaml
 
-from governor.overlays.corpora import CORPORA, HumanTurn, SplitName, corpus_files, load_turns
+from governor.overlays.corpora import (
+    CORPORA,
+    HumanTurn,
+    SplitName,
+    corpus_files,
+    load_turns,
+    read_corpus_bytes,
+)
 from governor.overlays.defaults import SMALL_TALK, RuleTemplate
 from governor.overlays.features.base import (
     DEFAULT_RESOURCES,
@@ -92,7 +100,7 @@ def calibrate(
         "version": 1,
         "provenance": {
             "made_by": "governor.overlays.calibrate.calibrate",
-            "data_dir": str(data_dir),
+            "data_dir": os.path.relpath(data_dir),
             "files": {c: _file_records(Path(data_dir), c) for c in corpora},
             "split": {
                 "seed": split_seed,
@@ -230,7 +238,7 @@ def _sizes(turns: Sequence[HumanTurn]) -> dict[str, dict[str, int]]:
 def _file_records(root: Path, corpus: str) -> list[dict[str, Any]]:
     records = []
     for name in corpus_files(corpus):
-        data = (root / name).read_bytes()
+        data = read_corpus_bytes(root, name)
         records.append(
             {"path": name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()[:16]}
         )

@@ -13,6 +13,7 @@ Files read under ``data_dir`` (the ``conversations`` folder of the shared data):
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import re
@@ -107,11 +108,31 @@ def load_turns(
     return out
 
 
+def corpus_path(data_dir: str | Path, name: str) -> Path:
+    """The stored file of the corpus file ``name``: as named, or gzip-compressed beside it."""
+    plain = Path(data_dir) / name
+    packed = plain.with_name(plain.name + ".gz")
+    if plain.is_file() or not packed.is_file():
+        return plain
+    return packed
+
+
+def read_corpus_bytes(data_dir: str | Path, name: str) -> bytes:
+    """The content of the corpus file ``name`` (decompressed when it is stored as ``.gz``)."""
+    path = corpus_path(data_dir, name)
+    try:
+        data = path.read_bytes()
+        return gzip.decompress(data) if path.suffix == ".gz" else data
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise ConfigError(f"{path}: {expected('a readable corpus file', str(exc))}") from exc
+
+
 def load_dialogues(data_dir: str | Path, corpus: str) -> tuple[RawDialogue, ...]:
     """All dialogues of ``corpus`` (memoised per directory)."""
     for name in corpus_files(corpus):
-        if not (Path(data_dir) / name).is_file():
-            raise ConfigError(f"{corpus}: expected the file {Path(data_dir) / name}, found none")
+        if not corpus_path(data_dir, name).is_file():
+            wanted = f"the file {Path(data_dir) / name} (or {name}.gz)"
+            raise ConfigError(f"{corpus}: {expected(wanted, 'none')}")
     return _load(str(Path(data_dir).resolve()), corpus)
 
 
@@ -128,8 +149,8 @@ def _load(root: str, corpus: str) -> tuple[RawDialogue, ...]:
             return _switchboard(z.read("switchboard/transcript").decode("utf-8", "replace"))
     if corpus == "self_dialogue":
         rows = []
-        with open(base / "self_dialogue.jsonl", encoding="utf-8") as f:
-            for line in f:
+        for line in _text(base, "self_dialogue.jsonl").splitlines():
+            if line.strip():
                 d = json.loads(line)
                 turns = tuple(_clean(t) for t in d["turns"])
                 rows.append(_alternating(str(d["id"]), turns))
@@ -137,14 +158,14 @@ def _load(root: str, corpus: str) -> tuple[RawDialogue, ...]:
     if corpus == "tiage_personachat":
         rows = []
         for name in _FILES[corpus]:
-            data = json.loads((base / name).read_text(encoding="utf-8"))
+            data = json.loads(_text(base, name))
             for key, turns in data.items():
                 texts = tuple(_detokenize(t[0]) for t in turns)
                 rows.append(_alternating(f"{Path(name).stem}-{key}", texts))
         return tuple(rows)
     rows = []
     for name in _FILES["topical_chat"]:
-        data = json.loads((base / name).read_text(encoding="utf-8"))
+        data = json.loads(_text(base, name))
         for key, conv in data.items():
             content = [m for m in conv["content"] if _clean(m["message"])]
             rows.append(
@@ -156,6 +177,17 @@ def _load(root: str, corpus: str) -> tuple[RawDialogue, ...]:
                 )
             )
     return tuple(rows)
+
+
+def _text(base: Path, name: str) -> str:
+    raw = read_corpus_bytes(base, name)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        where = f"{base / name}, byte {exc.start}"
+        raise ConfigError(
+            f"{where}: {expected('UTF-8 text', repr(raw[exc.start : exc.start + 8]))}"
+        ) from exc
 
 
 def _alternating(dialogue_id: str, texts: tuple[str, ...]) -> RawDialogue:

@@ -5,23 +5,17 @@ Writers (:func:`open_trace`, :class:`JsonlTrace`, :class:`SqliteTrace`), reading
 (:func:`render_trace`). Imports the core types and the error tree only.
 """
 
+from governor.trace.jsonable import dumps, from_json_float, to_jsonable
+from governor.trace.read import read_trace
+from governor.trace.record import decision_from_record, decision_record, step_seconds
+from governor.trace.render import render_trace
 from governor.trace.store import (
+    JSONL_SUFFIXES,
+    SQLITE_SUFFIXES,
     JsonlTrace,
     SqliteTrace,
     TraceWriter,
-    decision_record,
-    dumps,
     open_trace,
-    step_seconds,
-    to_jsonable,
-)
-from governor.trace.view import (
-    JSONL_SUFFIXES,
-    SQLITE_SUFFIXES,
-    decision_from_record,
-    from_json_float,
-    read_trace,
-    render_trace,
     trace_format,
 )
 

@@ -1,161 +1,23 @@
-"""The trace: every decision, with everything it was based on, as JSON lines or in SQLite.
+"""Trace writers: decision records appended to JSON lines or to SQLite.
 
-:func:`decision_record` turns a :class:`~governor.core.Decision` into one JSON-safe record. The
-writers share one interface (:class:`TraceWriter`): :class:`JsonlTrace` for files,
-:class:`SqliteTrace` for the embedded store; :func:`open_trace` picks one by suffix.
-``Decision.latency`` is in seconds; records hold milliseconds. Reading (:func:`read_trace`),
-replay (:func:`decision_from_record`) and rendering (:func:`render_trace`) are defined in
-:mod:`governor.trace.view` and exported here too.
+The writers share one interface (:class:`TraceWriter`): :class:`JsonlTrace` for files,
+:class:`SqliteTrace` for the embedded store; :func:`open_trace` picks one by suffix
+(:func:`trace_format`). Records are made by :func:`governor.trace.record.decision_record`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import math
 import sqlite3
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from enum import Enum
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any, Self
 
-import numpy as np
-
-from governor.core import Decision, Verdict
+from governor.core import Decision
 from governor.errors import ConfigError, GovernorError, expected
-from governor.trace.view import (
-    trace_format,
-)
-
-_MAX_DEPTH = 64
-_MAX_HEX_BYTES = 256
-
-
-def to_jsonable(obj: Any) -> Any:
-    """A JSON-safe copy of ``obj``; never raises.
-
-    numpy arrays become lists and numpy scalars Python numbers; dataclasses dicts of their fields;
-    enums their value; mappings dicts with string keys (other keys as JSON text); tuples and lists
-    lists; sets sorted lists; paths strings; bytes ``{"bytes": length, "hex": ...}`` (the hex only
-    up to 256 bytes). Non-finite floats become the strings ``"NaN"``, ``"Infinity"`` and
-    ``"-Infinity"``. Anything else, a cycle, or nesting deeper than 64 becomes its ``repr``.
-    """
-    return _jsonable(obj, 0, frozenset())
-
-
-def _jsonable(obj: Any, depth: int, seen: frozenset[int]) -> Any:
-    try:
-        if isinstance(obj, Enum):
-            return _jsonable(obj.value, depth + 1, seen)
-        if obj is None or isinstance(obj, bool):
-            return obj
-        if isinstance(obj, (int, str)):
-            return int(obj) if isinstance(obj, int) else str(obj)
-        if isinstance(obj, float):
-            return _float(float(obj))
-        if isinstance(obj, np.generic):
-            return _jsonable(obj.item(), depth + 1, seen)
-        if isinstance(obj, PurePath):
-            return str(obj)
-        if isinstance(obj, (bytes, bytearray, memoryview)):
-            data = bytes(obj)
-            hexed = {"hex": data.hex()} if len(data) <= _MAX_HEX_BYTES else {}
-            return {"bytes": len(data), **hexed}
-        if depth >= _MAX_DEPTH or id(obj) in seen:
-            return _repr(obj)
-        seen, depth = seen | {id(obj)}, depth + 1
-        if isinstance(obj, np.ndarray):
-            return _jsonable(obj.tolist(), depth, seen)
-        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-            fields = dataclasses.fields(obj)
-            return {f.name: _jsonable(getattr(obj, f.name), depth, seen) for f in fields}
-        if isinstance(obj, Mapping):
-            return {_key(k, depth, seen): _jsonable(v, depth, seen) for k, v in obj.items()}
-        if isinstance(obj, (list, tuple)):
-            return [_jsonable(item, depth, seen) for item in obj]
-        if isinstance(obj, (set, frozenset)):
-            items = [_jsonable(item, depth, seen) for item in obj]
-            return sorted(items, key=lambda item: json.dumps(item, sort_keys=True))
-    except Exception:
-        pass
-    return _repr(obj)
-
-
-def _float(x: float) -> float | str:
-    if math.isfinite(x):
-        return x
-    return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
-
-
-def _key(key: Any, depth: int, seen: frozenset[int]) -> str:
-    value = _jsonable(key, depth, seen)
-    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-
-
-def _repr(obj: Any) -> str:
-    try:
-        return repr(obj)
-    except Exception:
-        return f"<unrepresentable {type(obj).__name__}>"
-
-
-def dumps(value: Any) -> str:
-    """Strict JSON text of a value made by :func:`to_jsonable` (one line, ASCII)."""
-    return json.dumps(value, allow_nan=False)
-
-
-def step_seconds(latency: Mapping[str, float]) -> float:
-    """A step's latency: its ``"total"`` stage when recorded, else the sum of its stages."""
-    return float(latency["total"]) if "total" in latency else float(sum(latency.values()))
-
-
-def decision_record(
-    decision: Decision, *, episode: str, t: int, extra: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """One JSON-safe record of ``decision`` at step ``t`` of ``episode``; ``extra`` rides along.
-
-    Keys: type ("decision"), episode, t, kind, action, reason, cause, errors, latency_ms (per
-    stage), step_latency_ms, usage (per stage), usage_total (with tokens), feedback, verdicts (of
-    the executed action; severity by name), attempts (candidates, verdict rows, feedback, chosen,
-    cause), intervened, regenerations, extra.
-    """
-    total = decision.total_usage
-    record = {
-        "type": "decision",
-        "episode": episode,
-        "t": t,
-        "kind": decision.kind,
-        "action": decision.action,
-        "reason": decision.reason,
-        "cause": decision.cause,
-        "errors": decision.errors,
-        "latency_ms": {stage: 1000.0 * s for stage, s in decision.latency.items()},
-        "step_latency_ms": 1000.0 * step_seconds(decision.latency),
-        "usage": dict(decision.usage),
-        "usage_total": {**dataclasses.asdict(total), "tokens": total.tokens},
-        "feedback": decision.feedback,
-        "verdicts": [_verdict(v) for v in decision.verdicts],
-        "attempts": [
-            {
-                "candidates": a.candidates,
-                "verdicts": [[_verdict(v) for v in row] for row in a.verdicts],
-                "feedback": a.feedback,
-                "chosen": a.chosen,
-                "cause": a.cause,
-            }
-            for a in decision.attempts
-        ],
-        "intervened": decision.intervened,
-        "regenerations": decision.regenerations,
-        "extra": dict(extra or {}),
-    }
-    return to_jsonable(record)
-
-
-def _verdict(v: Verdict) -> dict[str, Any]:
-    return {**to_jsonable(v), "severity": v.severity.name}
+from governor.trace.jsonable import dumps, to_jsonable
+from governor.trace.record import decision_record
 
 
 class TraceWriter(ABC):
@@ -293,3 +155,18 @@ def open_trace(path: str | Path) -> TraceWriter:
     """A writer for ``path``: .jsonl -> :class:`JsonlTrace`; .sqlite/.sqlite3/.db -> SQLite."""
     path = Path(path)
     return JsonlTrace(path) if trace_format(path) == "jsonl" else SqliteTrace(path)
+
+
+JSONL_SUFFIXES = (".jsonl",)
+
+
+SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+
+
+def trace_format(path: Path) -> str:
+    """``"jsonl"`` or ``"sqlite"``, by the file's suffix; a ConfigError for any other suffix."""
+    suffix = path.suffix.lower()
+    if suffix in JSONL_SUFFIXES or suffix in SQLITE_SUFFIXES:
+        return "jsonl" if suffix in JSONL_SUFFIXES else "sqlite"
+    wanted = "a trace file ending in " + ", ".join(JSONL_SUFFIXES + SQLITE_SUFFIXES)
+    raise ConfigError(f"{path}: {expected(wanted, suffix or path.name)}")

@@ -8,7 +8,7 @@ Sections, all optional::
       system_prompt: ...
       temperature: 0.7
       max_tokens: 200
-      data: ../shared/data/conversations   # retrieval: the corpora folder
+      data: data/conversations   # retrieval: the corpora folder
       seed: 0
     observer: {n_candidates: 1, max_regenerations: 3, leniency: 0.3, mild: 2.0, seed: 0,
                feedback: template, time_budget_s: 30, stop_on_repeat: true}

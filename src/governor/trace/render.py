@@ -1,19 +1,14 @@
-"""Reading a trace back: its records (:func:`read_trace`), decisions for replay, a rich view.
+"""The terminal view of a trace: one trajectory, a header of counts, then one row per step.
 
-Works on both formats written by :mod:`governor.trace`, which exports these functions too.
-:func:`render_trace` shows one trajectory: a header of counts, then one row per step (with its
-attempts and candidates when ``verbose``).
+:func:`render_trace` shows the attempts and candidates of each step when ``verbose``.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import sqlite3
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -22,23 +17,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from governor.core import (
-    Attempt,
-    Candidate,
-    Decision,
-    DecisionKind,
-    Feedback,
-    FeedbackKind,
-    RejectionCause,
-    Severity,
-    Verdict,
-)
-from governor.errors import ConfigError, expected
-from governor.usage import Usage
+from governor.errors import ConfigError
+from governor.trace.read import clip_text, read_trace
 
-JSONL_SUFFIXES = (".jsonl",)
-SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
-Records = list[dict[str, Any]]
 KIND_STYLES = {
     "execute": "green",
     "execute_with_feedback": "cyan",
@@ -47,146 +28,6 @@ KIND_STYLES = {
     "defer": "red",
     "abort": "red",
 }
-_NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
-
-
-def trace_format(path: Path) -> str:
-    """``"jsonl"`` or ``"sqlite"``, by the file's suffix; a ConfigError for any other suffix."""
-    suffix = path.suffix.lower()
-    if suffix in JSONL_SUFFIXES or suffix in SQLITE_SUFFIXES:
-        return "jsonl" if suffix in JSONL_SUFFIXES else "sqlite"
-    wanted = "a trace file ending in " + ", ".join(JSONL_SUFFIXES + SQLITE_SUFFIXES)
-    raise ConfigError(f"{path}: {expected(wanted, suffix or path.name)}")
-
-
-def read_trace(path: str | Path) -> tuple[Records, dict[str, dict[str, Any]]]:
-    """The decision records in the order written, and the episode summaries by episode id."""
-    path = Path(path)
-    kind = trace_format(path)
-    if not path.is_file():
-        raise ConfigError(f"{path}: {expected('a trace file', 'no such file')}")
-    return _read_jsonl(path) if kind == "jsonl" else _read_sqlite(path)
-
-
-def _clip(text: str, n: int = 80) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
-def _valid(item: Any, kind: str) -> bool:
-    if not isinstance(item, dict) or item.get("type") != kind:
-        return False
-    if kind == "episode":
-        return isinstance(item.get("episode"), str) and isinstance(item.get("summary"), dict)
-    return isinstance(item.get("episode"), str) and isinstance(item.get("t"), int)
-
-
-def _read_jsonl(path: Path) -> tuple[Records, dict[str, dict[str, Any]]]:
-    decisions: Records = []
-    episodes: dict[str, dict[str, Any]] = {}
-    try:
-        with path.open(encoding="utf-8") as file:
-            for lineno, line in enumerate(file, 1):
-                if not line.strip():
-                    continue
-                item = _loads(line)
-                if _valid(item, "decision"):
-                    decisions.append(item)
-                elif _valid(item, "episode"):
-                    episodes[item["episode"]] = item["summary"]
-                else:
-                    wanted = 'a JSON object with "type" decision or episode'
-                    raise ConfigError(f"{path}, line {lineno}: {expected(wanted, _clip(line))}")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: {expected('a UTF-8 JSONL trace', str(exc))}") from exc
-    return decisions, episodes
-
-
-def _read_sqlite(path: Path) -> tuple[Records, dict[str, dict[str, Any]]]:
-    try:
-        with closing(sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)) as db:
-            rows = db.execute("SELECT id, record FROM decisions ORDER BY id").fetchall()
-            sql = "SELECT episode, summary FROM episodes ORDER BY rowid"
-            summaries = db.execute(sql).fetchall()
-    except sqlite3.Error as exc:
-        raise ConfigError(f"{path}: {expected('a governor SQLite trace', str(exc))}") from exc
-    decisions: Records = []
-    for row_id, text in rows:
-        item = _loads(text)
-        if not _valid(item, "decision"):
-            found = _clip(str(text))
-            raise ConfigError(f"{path}, decisions row {row_id}: {expected('a record', found)}")
-        decisions.append(item)
-    episodes: dict[str, dict[str, Any]] = {}
-    for episode, text in summaries:
-        item = _loads(text)
-        if not isinstance(item, dict):
-            found = _clip(str(text))
-            raise ConfigError(f"{path}, episode {episode!r}: {expected('a JSON object', found)}")
-        episodes[episode] = item
-    return decisions, episodes
-
-
-def _loads(text: Any) -> Any:
-    try:
-        return json.loads(text)
-    except (TypeError, json.JSONDecodeError):
-        return None
-
-
-def from_json_float(value: Any) -> float | None:
-    """A float as :func:`governor.trace.to_jsonable` wrote it ("Infinity" etc.); None stays."""
-    if value is None:
-        return None
-    return _NONFINITE[value] if isinstance(value, str) else float(value)
-
-
-def decision_from_record(record: Mapping[str, Any]) -> Decision:
-    """The decision a record was made from; actions come back in their JSON form (lists, dicts)."""
-    try:
-        return Decision(
-            kind=DecisionKind(record["kind"]),
-            action=record["action"],
-            verdicts=tuple(_verdict(v) for v in record["verdicts"]),
-            feedback=_feedback(record["feedback"]),
-            reason=record["reason"],
-            cause=_cause(record["cause"]),
-            attempts=tuple(_attempt(a) for a in record["attempts"]),
-            latency={k: float(ms) / 1000.0 for k, ms in record["latency_ms"].items()},
-            usage={k: Usage(**u) for k, u in record["usage"].items()},
-            errors=tuple(record["errors"]),
-        )
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        found = f"{type(exc).__name__}: {exc}"
-        raise ConfigError(f"decision record: {expected('a decision_record', found)}") from exc
-
-
-def _attempt(a: Mapping[str, Any]) -> Attempt:
-    return Attempt(
-        tuple(
-            Candidate(c["action"], c["text"], c["error"], from_json_float(c["logprob"]))
-            for c in a["candidates"]
-        ),
-        tuple(tuple(_verdict(v) for v in row) for row in a["verdicts"]),
-        _feedback(a["feedback"]),
-        a["chosen"],
-        _cause(a["cause"]),
-    )
-
-
-def _verdict(v: Mapping[str, Any]) -> Verdict:
-    margin, severity = from_json_float(v["margin"]), Severity[v["severity"]]
-    return Verdict(**{**v, "margin": margin, "severity": severity})
-
-
-def _feedback(f: Mapping[str, Any] | None) -> Feedback | None:
-    if f is None:
-        return None
-    return Feedback(FeedbackKind(f["kind"]), f["text"], tuple(f["constraints"]))
-
-
-def _cause(value: str | None) -> RejectionCause | None:
-    return None if value is None else RejectionCause(value)
 
 
 def summarize(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -272,7 +113,7 @@ def _header(episode: str, stats: Mapping[str, Any], summary: Mapping[str, Any]) 
 
 def _show(value: Any, limit: int | None = None) -> str:
     text = "—" if value is None else value if isinstance(value, str) else json.dumps(value)
-    return text if limit is None else _clip(text, limit)
+    return text if limit is None else clip_text(text, limit)
 
 
 def verdict_summary(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -313,7 +154,7 @@ def _table(records: Sequence[Mapping[str, Any]], verbose: bool, width: int) -> T
         notes += [f"error: {e}" for e in r.get("errors") or []]
         if r.get("extra"):  # what the caller recorded beside the decision, e.g. the state
             notes.append(f"context: {_show(r['extra'])}")
-        note = "\n".join(n if verbose else _clip(n, 60) for n in notes if n)
+        note = "\n".join(n if verbose else clip_text(n, 60) for n in notes if n)
         cells: list[str | Text] = [str(r.get("t")), Text(kind, KIND_STYLES.get(kind, ""))]
         cells += [_show(r.get("action"), None if verbose else 30), verdicts]
         cells += [f"{float(r.get('step_latency_ms') or 0):.1f}"]
