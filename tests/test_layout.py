@@ -2,6 +2,8 @@
 
 - the runtime library never imports a world: only ``governor.worlds``, ``governor.cli`` and
   ``governor.bench`` (the papers' cross-world reports and the demo) import ``governor.worlds``;
+- nothing below the top layer imports it: no world and no runtime module imports ``governor.cli``
+  or ``governor.bench``;
 - a world imports another world only where :data:`WORLD_DEPENDENCIES` declares it;
 - no import cycle between modules, counting imports inside functions too;
 - the core loop imports no backend (feedback writers receive a model through a protocol).
@@ -90,6 +92,18 @@ def test_the_runtime_imports_no_world() -> None:
         if not any(within(name, top) for top in TOP_LAYER)
         for target in targets
         if within(target, "governor.worlds")
+    ]
+    assert offenders == []
+
+
+def test_nothing_below_the_top_layer_imports_it() -> None:
+    top = ("governor.cli", "governor.bench")
+    offenders = [
+        f"{name} -> {target}"
+        for name, targets in GRAPH.items()
+        if not any(within(name, t) for t in top)
+        for target in targets
+        if any(within(target, t) for t in top)
     ]
     assert offenders == []
 

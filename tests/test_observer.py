@@ -418,3 +418,29 @@ def test_never_executes_a_candidate_outside_the_admissible_set(table: list[list[
     votes = sum(row)
     assert all(row) if mode == "intersection" else 2 * votes > width
     assert all(table[i][j] or mode != "intersection" for i in [d.action] for j in range(width))
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("admissible", "false"),
+        ("admissible", 1),
+        ("constraint", 3),
+        ("severity", 2),
+        ("deviation", "0.5"),
+        ("deviation", True),
+        ("confidence", None),
+        ("margin", "1"),
+    ],
+)
+def test_verdict_fields_are_validated_at_construction(field: str, value: object) -> None:
+    fields: dict[str, object] = {"constraint": "c", "admissible": False, field: value}
+    with pytest.raises(ValueError, match=f"verdict {field}: expected"):
+        Verdict(**fields)
+
+
+def test_verdict_accepts_numpy_numbers() -> None:
+    import numpy as np
+
+    v = Verdict.reject("c", np.float32(0.5), "too close", margin=np.float64(-0.5))
+    assert not v.admissible and v.deviation == 0.5

@@ -16,6 +16,7 @@ never changes it.
 from __future__ import annotations
 
 import math
+import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -61,6 +62,19 @@ class Verdict:
     error: str | None = None
 
     def __post_init__(self) -> None:
+        if not isinstance(self.constraint, str):
+            raise ValueError(
+                f"verdict constraint: expected a name (str), found {self.constraint!r}"
+            )
+        if not isinstance(self.admissible, bool):
+            found = f"{type(self.admissible).__name__} {self.admissible!r}"
+            raise ValueError(f"verdict admissible: expected True or False, found {found}")
+        if not isinstance(self.severity, Severity):
+            raise ValueError(f"verdict severity: expected a Severity, found {self.severity!r}")
+        for name in ("deviation", "confidence") + (("margin",) if self.margin is not None else ()):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise ValueError(f"verdict {name}: expected a number, found {value!r}")
         if not (self.deviation >= 0.0 and math.isfinite(self.deviation)):
             raise ValueError(
                 f"verdict deviation: expected a finite number >= 0, found {self.deviation!r}"
