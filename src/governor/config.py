@@ -54,6 +54,7 @@ class ObserverConfig:
     stop_on_repeat: bool = option(True, "go to the fallback early when the same violation repeats")
 
     def __post_init__(self) -> None:
+        check_types(self)
         check_range("n_candidates", self.n_candidates, 1, 64)
         check_range("max_regenerations", self.max_regenerations, 0, 32)
         if self.time_budget_s is not None:
@@ -81,6 +82,7 @@ class BackendConfig:
     backoff_s: float = option(0.5, "first retry delay; doubles each retry")
 
     def __post_init__(self) -> None:
+        check_types(self)
         check_range("timeout_s", self.timeout_s, 1e-3, 3600.0)
         check_range("max_retries", self.max_retries, 0, 10)
         check_range("backoff_s", self.backoff_s, 0.0, 60.0)
@@ -104,19 +106,72 @@ class BackendConfig:
         return self.base_url is not None and self.model is not None
 
 
+def check_types(obj: Any) -> None:
+    """Raise a ConfigError naming the first field of dataclass ``obj`` whose value does not have
+    its declared type (int, float, bool, str, a Literal, ``X | None``, or a mapping of str to
+    numbers). A bool is not a number here, and an int is not a bool; fields of other types are
+    left to the dataclass's own checks."""
+    hints = typing.get_type_hints(type(obj))
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        wanted = _type_error(hints[f.name], value)
+        if wanted:
+            raise ConfigError(f"{f.name}: {expected(wanted, value)}")
+
+
+def _type_error(kind: Any, value: Any) -> str | None:
+    """What ``value`` should have been for the type ``kind``; None when it fits (or is unknown)."""
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        problems = [_type_error(a, value) for a in args if a is not type(None)]
+        return None if any(p is None for p in problems) else " or ".join(filter(None, problems))
+    if origin is Literal:
+        return None if value in args else "one of " + ", ".join(map(str, args))
+    if kind is bool:
+        return None if isinstance(value, bool) else "true or false"
+    if kind is int:
+        return None if isinstance(value, int) and not isinstance(value, bool) else "an integer"
+    if kind is float:
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return None if number else "a number"
+    if kind is str:
+        return None if isinstance(value, str) else "text"
+    if origin in (Mapping, dict) and len(args) == 2 and args[0] is str:
+        if not isinstance(value, Mapping):
+            return "a mapping"
+        for key, item in value.items():
+            if not isinstance(key, str) or _type_error(args[1], item):
+                return f"a mapping of names to {_type_error(args[1], object()) or 'values'}"
+    return None
+
+
 def check_range(name: str, value: Any, low: float, high: float) -> None:
     """Raise a ConfigError unless ``low <= value <= high`` (bools are not numbers here)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
         raise ConfigError(f"{name}: {expected(f'a number in [{low:g}, {high:g}]', value)}")
 
 
+def read_text(path: str | Path) -> str:
+    """The UTF-8 text of a file; a ConfigError names the file and, for bytes that are not UTF-8,
+    their offset."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        found = f"the bytes {data[exc.start : exc.start + 4]!r} at byte offset {exc.start}"
+        raise ConfigError(f"{path}: expected UTF-8 text, found {found}") from exc
+
+
 def load_mapping(path: str | Path) -> dict[str, Any]:
     """Read a YAML or JSON file holding one mapping."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+    text = read_text(path)
     try:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
@@ -153,6 +208,9 @@ def from_mapping(cls: type[C], data: Mapping[str, Any], where: str = "config") -
         return cls(**data)
     except TypeError as exc:
         raise ConfigError(f"{where}: {exc}") from exc
+    except ConfigError as exc:
+        message = str(exc)
+        raise ConfigError(message if message.startswith(where) else f"{where}: {message}") from exc
 
 
 def add_dataclass_args(parser: argparse.ArgumentParser, cls: type[Any]) -> None:

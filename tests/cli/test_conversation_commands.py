@@ -22,6 +22,7 @@ from governor.cli.conversation import (
 from governor.config import BackendConfig
 from governor.errors import ConfigError, GovernorError
 from governor.trace import read_trace
+from governor.worlds.smalltalk.audit import read_transcript
 from governor.worlds.smalltalk.settings import load_settings
 
 LONG = " ".join(["word"] * 150)
@@ -151,7 +152,7 @@ def test_audit_reports_features_verdicts_and_decisions(tmp_path: Path):
     [
         (['{"role": "user", "content": "hi"}', "", "{not json"], "line 3: not valid JSON"),
         (['{"role": "user", "content": "hi"}', '["a"]'], "line 2: expected a JSON object"),
-        (['{"role": "system", "content": "x"}'], "line 1: role: expected user or assistant"),
+        (['{"role": "tool", "content": "x"}'], "line 1: role: expected user, assistant or system"),
         (['{"role": "assistant"}'], "line 1: content: expected a string"),
         (['{"role": "user", "content": "only me"}'], "at least one assistant turn"),
     ],
@@ -159,6 +160,16 @@ def test_audit_reports_features_verdicts_and_decisions(tmp_path: Path):
 def test_audit_names_the_malformed_line(tmp_path: Path, lines: list[str], message: str):
     with pytest.raises(ConfigError, match=message):
         audit_command(parse("audit", str(transcript(tmp_path, lines))), console())
+
+
+def test_audit_skips_system_lines_and_names_bad_bytes(tmp_path: Path):
+    lines = ['{"role": "system", "content": "Be brief."}', '{"role": "user", "content": "hi"}']
+    lines.append('{"role": "assistant", "content": "hello"}')
+    assert [t.role for t in read_transcript(transcript(tmp_path, lines))] == ["user", "assistant"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'{"role": "user", "content": "caf\xe9"}\n')
+    with pytest.raises(ConfigError, match=r"bad.jsonl: expected UTF-8 text, .*byte offset 32"):
+        read_transcript(bad)
 
 
 def test_calibrate_prints_thresholds_and_heldout_acceptance(data_dir: Path, tmp_path: Path):

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from governor.config import read_text
 from governor.conversation.fallbacks import SmallTalkFallback
 from governor.conversation.preference import RankingArbiter
 from governor.conversation.small_talk import small_talk_constraints
@@ -27,12 +28,9 @@ from governor.worlds.smalltalk.settings import ConversationSettings
 
 
 def read_transcript(path: str | Path) -> Dialogue:
-    """The turns of a JSON-lines transcript; errors name the line."""
+    """The turns of a JSON-lines transcript (system lines are skipped); errors name the line."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+    lines = read_text(path).splitlines()
     turns: list[Turn] = []
     for n, line in enumerate(lines, start=1):
         if not line.strip():
@@ -44,8 +42,11 @@ def read_transcript(path: str | Path) -> Dialogue:
         if not isinstance(item, dict):
             raise ConfigError(f"{path}, line {n}: {expected('a JSON object', line[:80])}")
         role, content = item.get("role"), item.get("content")
+        if role == "system":  # instructions to the model, not a turn of the conversation
+            continue
         if role not in ("user", "assistant"):
-            raise ConfigError(f"{path}, line {n}: role: {expected('user or assistant', role)}")
+            wanted = "user, assistant or system"
+            raise ConfigError(f"{path}, line {n}: role: {expected(wanted, role)}")
         if not isinstance(content, str):
             found = type(content).__name__
             raise ConfigError(f"{path}, line {n}: content: {expected('a string', found)}")
