@@ -27,6 +27,7 @@ from governor.core import (
     Verdict,
 )
 from governor.errors import ConfigError, EnvError
+from governor.feedback import TemplateFeedbackWriter
 from governor.observer import Observer
 
 
@@ -444,3 +445,53 @@ def test_verdict_accepts_numpy_numbers() -> None:
 
     v = Verdict.reject("c", np.float32(0.5), "too close", margin=np.float64(-0.5))
     assert not v.admissible and v.deviation == 0.5
+
+
+def test_a_raising_constraint_is_a_stage_error_kept_out_of_the_prompt():
+    policy = ListPolicy([[1], [1]])
+    _, d = decide(policy, [Below(5), Raising()], Constant(0))
+    assert d.kind is DecisionKind.FALLBACK and d.cause is RejectionCause.ERROR
+    assert any("sensor offline" in e for e in d.errors)
+    assert policy.calls == 1  # no regeneration against a check that could not be made
+    assert all(f is None or "sensor offline" not in f.text for f in policy.feedback_seen)
+
+
+def test_feedback_never_carries_the_internals_of_a_failed_check():
+    note = TemplateFeedbackWriter().forced([Verdict.failed("db", RuntimeError("password=hunter2"))])
+    assert "hunter2" not in note.text and "db could not be checked" in note.text
+
+
+def test_the_fallback_action_must_pass_the_hard_constraints():
+    class HardBelow(Below):
+        hard = True
+
+    _, soft = decide(ListPolicy([[9]]), [Below(5)], Constant(7))
+    assert soft.kind is DecisionKind.FALLBACK and soft.action == 7
+    _, hard = decide(ListPolicy([[9]]), [HardBelow(5)], Constant(7))
+    assert hard.kind is DecisionKind.DEFER and hard.action is None and not hard.executed
+    assert "refused by below" in hard.reason and "fallback_check" in hard.latency
+    _, safe = decide(ListPolicy([[9]]), [HardBelow(5)], Constant(2))
+    assert safe.kind is DecisionKind.FALLBACK and safe.action == 2
+
+
+def test_a_hard_constraint_that_raises_on_the_fallback_defers():
+    class HardRaising(Raising):
+        hard = True
+
+    _, d = decide(ListPolicy([[1]]), [HardRaising()], Constant(0))
+    assert d.kind is DecisionKind.DEFER and not d.executed
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, SystemExit])
+@pytest.mark.parametrize("budget", [None, 5.0])
+def test_an_interrupt_in_a_constraint_stops_the_step_without_an_action(interrupt, budget):
+    class Interrupting(Constraint):
+        name = "interrupting"
+
+        def check(self, traj: Trajectory, action: Any) -> Verdict:
+            raise interrupt()
+
+    observer = Observer(ListPolicy([[1]]), [Interrupting()], Constant(0))
+    observer.config = ObserverConfig(time_budget_s=budget)
+    with pytest.raises(interrupt):
+        observer.step(observer.start("o"))

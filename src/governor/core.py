@@ -259,10 +259,15 @@ class Constraint(ABC):
     """Judges candidate actions. Its state lives in ``traj.memory[self.name]``, never on self.
 
     ``check`` is a side-effect-free what-if; ``commit`` returns the constraint's new state after an
-    action was executed.
+    action was executed. A ``hard`` constraint (a safety rule, an LTL monitor) judges the
+    fallback's action too, and a fallback action it rejects is not executed: the step is deferred.
+    Soft constraints (style overlays) judge only the policy's proposals. A value filter whose
+    fallback is its own argmax need not be hard: in a state where even that action fails the
+    margin, it is still the safest one.
     """
 
     name: str = "constraint"
+    hard: bool = False
 
     def initial_state(self, observation: Any) -> Any:
         """The state this constraint keeps at the start of an episode."""

@@ -34,6 +34,13 @@ class ChatModel(Protocol):
     def chat(self, messages: str, *, max_tokens: int) -> Reply: ...
 
 
+def _describe(v: Verdict) -> str:
+    """What a policy may be told of a verdict: never the internals of a check that failed."""
+    if v.error is not None:
+        return f"{v.constraint} could not be checked"
+    return v.descriptor or f"{v.constraint} not satisfied"
+
+
 def _worst_first(verdicts: Sequence[Verdict]) -> list[Verdict]:
     """One verdict per constraint (the largest deviation), most severe first."""
     best: dict[str, Verdict] = {}
@@ -91,7 +98,7 @@ class TemplateFeedbackWriter(FeedbackWriter):
         self.separator = separator
 
     def items(self, notes: Sequence[Verdict], problems: Sequence[str] = ()) -> str:
-        parts = [v.descriptor or f"{v.constraint} not satisfied" for v in notes]
+        parts = [_describe(v) for v in notes]
         return self.separator.join([*parts, *problems]) or "no admissible candidate"
 
     def _write(

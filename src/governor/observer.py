@@ -4,8 +4,9 @@ Per step: the policy proposes ``n`` candidates, every constraint checks every ca
 arbiter forms the admissible set. An admissible candidate is executed (with implicit feedback when
 a verdict was within tolerance); otherwise the policy regenerates under forced feedback, at most
 ``max_regenerations`` times, and sooner goes to the fallback when the same violation repeats (no
-progress) or the step's time budget runs out. The fallback's action is executed; a fallback that
-returns None stops the episode (abort); no fallback means the step is deferred.
+progress) or the step's time budget runs out. The fallback's action is executed once the hard
+constraints admit it too (otherwise the step is deferred); a fallback that returns None stops the
+episode (abort); no fallback means the step is deferred.
 
 It fails closed: an exception or a timeout in the policy, a constraint or a backend becomes a
 rejection with the error recorded, and the step ends in the fallback, never in an unchecked
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any, TypeVar
 
@@ -93,7 +95,12 @@ class Observer:
         return Trajectory(observation, memory=memory, info=info or {})
 
     def step(self, traj: Trajectory) -> Decision:
-        """Decide the next action for ``traj``. Never raises for a failing plug-in."""
+        """Decide the next action for ``traj``. Never raises for a failing plug-in.
+
+        An interrupt (``KeyboardInterrupt``, ``SystemExit``), whether the user's or raised inside
+        a plug-in, is not a plug-in failure: it propagates and stops the run. The step then
+        returns no decision, so no action, checked or not, is executed.
+        """
         cfg = self.config
         log = _StepLog()
         deadline = None if cfg.time_budget_s is None else time.monotonic() + cfg.time_budget_s
@@ -146,6 +153,14 @@ class Observer:
             padded = _pad(rows, candidates, self.constraints)
             return Attempt(candidates, padded, feedback, None, cause), (cause, reason)
         result = self.arbiter.arbitrate(candidates, rows)
+        failed = [v for row in rows for v in row if v.error is not None]
+        if result.chosen is None and failed:
+            # a check that could not be made is a stage error, not a violation to regenerate
+            # against: the policy is never told the internals, and the step falls back
+            log.errors.extend(f"constraint {v.constraint}: {v.error}" for v in failed)
+            names = ", ".join(sorted({v.constraint for v in failed}))
+            cause, reason = RejectionCause.ERROR, f"check failed ({names})"
+            return Attempt(candidates, tuple(rows), feedback, None, cause), (cause, reason)
         return Attempt(candidates, tuple(rows), feedback, result.chosen, result.cause), None
 
     def _execute(
@@ -270,7 +285,30 @@ class Observer:
             return decide(DecisionKind.ABORT, None, f"{reason}; fallback failed: {log.errors[-1]}")
         if action is None:
             return decide(DecisionKind.ABORT, None, f"{reason}; {fallback.name} stops")
+        refused = self._refused_by_hard_constraints(traj, action, log)
+        if refused:
+            names = ", ".join(v.constraint for v in refused)
+            why = f"{reason}; {fallback.name}'s action {action!r} refused by {names}: deferred"
+            return replace(decide(DecisionKind.DEFER, None, why), verdicts=verdicts + refused)
         return decide(DecisionKind.FALLBACK, action, f"{reason}; {fallback.name} acts")
+
+    def _refused_by_hard_constraints(
+        self, traj: Trajectory, action: Any, log: _StepLog
+    ) -> tuple[Verdict, ...]:
+        """The verdicts of the hard constraints that reject the fallback's ``action``."""
+        hard = [c for c in self.constraints if c.hard]
+        if not hard:
+            return ()
+
+        def check() -> tuple[Verdict, ...]:
+            return tuple(self._verdict(c, traj, action) for c in hard)
+
+        try:
+            verdicts = log.run("fallback_check", check, self.config.fallback_budget_s)
+        except Exception as exc:
+            _failure("fallback_check", exc, log)
+            verdicts = tuple(Verdict.failed(c.name, "not checked in time") for c in hard)
+        return tuple(v for v in verdicts if not v.admissible)
 
 
 def _left(deadline: float | None) -> float | None:
