@@ -80,12 +80,24 @@ class BackendConfig:
     timeout_s: float = option(60.0, "seconds to wait for one HTTP answer")
     max_retries: int = option(2, "retries after a timeout, a 429 or a 5xx (0: none)")
     backoff_s: float = option(0.5, "first retry delay; doubles each retry")
+    deadline_s: float | None = option(
+        None, "seconds one call may take in all, retries and waits included (None: timeout_s)"
+    )
+    breaker_failures: int = option(
+        3,
+        "consecutive failed calls after which calls fail at once until a probe succeeds (0: never)",
+    )
+    breaker_cooldown_s: float = option(30.0, "seconds the circuit stays open before a probe")
 
     def __post_init__(self) -> None:
         check_types(self)
         check_range("timeout_s", self.timeout_s, 1e-3, 3600.0)
         check_range("max_retries", self.max_retries, 0, 10)
         check_range("backoff_s", self.backoff_s, 0.0, 60.0)
+        if self.deadline_s is not None:
+            check_range("deadline_s", self.deadline_s, 1e-3, 36_000.0)
+        check_range("breaker_failures", self.breaker_failures, 0, 1000)
+        check_range("breaker_cooldown_s", self.breaker_cooldown_s, 0.0, 3600.0)
         if self.base_url is not None and not self.base_url.startswith(("http://", "https://")):
             raise ConfigError(f"base_url: {expected('an http:// or https:// URL', self.base_url)}")
 

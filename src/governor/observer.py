@@ -288,8 +288,8 @@ class Observer:
         refused = self._refused_by_hard_constraints(traj, action, log)
         if refused:
             names = ", ".join(v.constraint for v in refused)
-            why = f"{reason}; {fallback.name}'s action {action!r} refused by {names}: deferred"
-            return replace(decide(DecisionKind.DEFER, None, why), verdicts=verdicts + refused)
+            text = f"{reason}; {fallback.name}'s action {action!r} refused by {names}: deferred"
+            return replace(decide(DecisionKind.DEFER, None, text), verdicts=verdicts + refused)
         return decide(DecisionKind.FALLBACK, action, f"{reason}; {fallback.name} acts")
 
     def _refused_by_hard_constraints(

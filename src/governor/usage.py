@@ -24,6 +24,8 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
+    failed: int = 0
+    """Calls that ended in an error (refused by an open circuit included)."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -31,6 +33,7 @@ class Usage:
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             self.seconds + other.seconds,
+            self.failed + other.failed,
         )
 
     @property

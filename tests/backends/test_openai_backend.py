@@ -187,7 +187,7 @@ def test_rate_limits_honour_retry_after_up_to_a_cap(
     server: FakeOpenAIServer, make_backend: MakeBackend, header: str, delay: float
 ) -> None:
     server.script(CHAT, Reply(429, "slow down", {"Retry-After": header}))
-    backend = make_backend(backoff_s=0.25)
+    backend = make_backend(backoff_s=0.25, deadline_s=60.0)
     delays: list[float] = []
     backend._sleep = delays.append
     assert backend.chat("hi").usage.calls == 2
@@ -206,7 +206,7 @@ def test_a_slow_answer_times_out(server: FakeOpenAIServer, make_backend: MakeBac
 
 def test_a_timeout_is_retried(server: FakeOpenAIServer, make_backend: MakeBackend) -> None:
     server.script(CHAT, Reply(delay_s=0.6))
-    result = make_backend(timeout_s=0.2, max_retries=1).chat("hi")
+    result = make_backend(timeout_s=0.2, max_retries=1, deadline_s=5.0).chat("hi")
     assert result.text == "answer 0" and result.usage.calls == 2
 
 

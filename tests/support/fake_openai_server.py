@@ -8,6 +8,7 @@ Every request is recorded (method, path, headers, JSON body) for assertions.
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections import defaultdict, deque
@@ -21,12 +22,20 @@ API_KEY = "sk-test-secret-0123456789"  # what the tests configure; must never be
 
 @dataclass(frozen=True)
 class Reply:
-    """One scripted answer: a status, a body (JSON-encoded unless str/bytes), headers, a delay."""
+    """One scripted answer: a status, a body (JSON-encoded unless str/bytes), headers, a delay.
+
+    Faults: ``drip_s`` sends the body a few bytes at a time with that pause between; ``truncate``
+    announces the full length and closes the connection halfway through the body; ``reset``
+    closes the connection without answering.
+    """
 
     status: int = 200
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    drip_s: float = 0.0
+    truncate: bool = False
+    reset: bool = False
 
 
 @dataclass(frozen=True)
@@ -136,6 +145,10 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             reply = server.answer(self.command, self.path, dict(self.headers.items()), raw)
             if reply.delay_s:
                 time.sleep(reply.delay_s)
+            if reply.reset:
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
             body = reply.body
             if isinstance(body, str):
                 payload = body.encode()
@@ -150,8 +163,19 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 for name, value in reply.headers.items():
                     self.send_header(name, value)
                 self.end_headers()
-                self.wfile.write(payload)
-            except (BrokenPipeError, ConnectionResetError):
+                if reply.truncate:
+                    self.wfile.write(payload[: len(payload) // 2])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                elif reply.drip_s:
+                    for i in range(0, len(payload), 4):
+                        self.wfile.write(payload[i : i + 4])
+                        self.wfile.flush()
+                        time.sleep(reply.drip_s)
+                else:
+                    self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError, OSError):
                 pass  # the client gave up (a timeout test)
 
         do_GET = do_POST = _serve

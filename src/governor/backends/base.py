@@ -130,12 +130,11 @@ class Backend(ABC):
                 )
             )
         except BackendError as exc:
-            record_llm_call(
-                Usage(calls=getattr(exc, "requests", 1), seconds=time.perf_counter() - start)
-            )
+            calls = getattr(exc, "requests", 1)
+            record_llm_call(Usage(calls=calls, seconds=time.perf_counter() - start, failed=1))
             raise
         except Exception as exc:  # a backend bug still fails as a backend error, counted
-            record_llm_call(Usage(calls=1, seconds=time.perf_counter() - start))
+            record_llm_call(Usage(calls=1, seconds=time.perf_counter() - start, failed=1))
             raise BackendError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
         result = replace(result, usage=replace(result.usage, seconds=time.perf_counter() - start))
         record_llm_call(result.usage)
@@ -150,12 +149,11 @@ class Backend(ABC):
         try:
             vectors, usage = self._embed(items)
         except BackendError as exc:
-            record_llm_call(
-                Usage(calls=getattr(exc, "requests", 1), seconds=time.perf_counter() - start)
-            )
+            calls = getattr(exc, "requests", 1)
+            record_llm_call(Usage(calls=calls, seconds=time.perf_counter() - start, failed=1))
             raise
         except Exception as exc:  # a backend bug still fails as a backend error, counted
-            record_llm_call(Usage(calls=1, seconds=time.perf_counter() - start))
+            record_llm_call(Usage(calls=1, seconds=time.perf_counter() - start, failed=1))
             raise BackendError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
         record_llm_call(replace(usage, seconds=time.perf_counter() - start))
         if vectors.ndim != 2 or vectors.shape[0] != len(items):

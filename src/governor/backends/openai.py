@@ -2,7 +2,11 @@
 
 httpx errors and unusable answers are mapped once, here, to the :mod:`governor.errors` tree.
 Timeouts, connection errors, 429 and 5xx answers are retried a bounded number of times with
-doubling backoff; every HTTP request made is counted as an LLM call, retries included.
+doubling backoff, all within one deadline per call (``deadline_s``, by default ``timeout_s``);
+every HTTP request made is counted as an LLM call, retries included. A body is read in chunks,
+at most :data:`MAX_RESPONSE_BYTES` and within the deadline, so a server that drips or floods
+cannot hold a call. After ``breaker_failures`` consecutive failed calls a
+:class:`~governor.backends.breaker.CircuitBreaker` fails calls at once until a probe succeeds.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from governor.backends.base import (
     Completion,
     TokenLogprob,
 )
+from governor.backends.breaker import CircuitBreaker
 from governor.config import BackendConfig
 from governor.errors import (
     BackendError,
@@ -40,6 +45,8 @@ T = TypeVar("T")
 
 MAX_RETRY_AFTER_S = 10.0
 """The longest server-requested wait (Retry-After) that is honoured."""
+MAX_RESPONSE_BYTES = 16 * 2**20
+"""The largest answer body read; a larger one is an unusable answer."""
 
 
 class OpenAIBackend(Backend):
@@ -64,6 +71,9 @@ class OpenAIBackend(Backend):
             headers["Authorization"] = f"Bearer {config.api_key}"
         self._client = httpx.Client(headers=headers, timeout=config.timeout_s, transport=transport)
         self._sleep: Callable[[float], None] = time.sleep
+        self.breaker = CircuitBreaker(
+            config.breaker_failures, config.breaker_cooldown_s, name=self.name
+        )
 
     def __repr__(self) -> str:
         key = "set" if self.config.api_key else "none"
@@ -83,7 +93,7 @@ class OpenAIBackend(Backend):
 
     def check(self) -> None:
         """GET ``/models`` once: unreachable or a rejected key raises; any other answer passes."""
-        response = self._send("GET", "/models", None)
+        response = self._send("GET", "/models", None, time.monotonic() + self.config.timeout_s)
         if response.status_code in (401, 403):
             problem = "the API key was rejected" if self.config.api_key else "an API key is needed"
             raise BackendHTTPError(
@@ -123,12 +133,18 @@ class OpenAIBackend(Backend):
         self, path: str, body: dict[str, Any], parse: Callable[[dict[str, Any]], T]
     ) -> tuple[tuple[T, dict[str, Any]], int]:
         """POST with bounded retries: (parsed answer, JSON object), and the requests made."""
+        try:
+            self.breaker.before()
+        except BackendError as exc:
+            exc.requests = 0  # type: ignore[attr-defined]
+            raise
+        deadline = time.monotonic() + (self.config.deadline_s or self.config.timeout_s)
         requests = 0
         while True:
             requests += 1
             retry_after: float | None = None
             try:
-                response = self._send("POST", path, body)
+                response = self._send("POST", path, body, deadline)
                 if response.status_code >= 400:
                     retry_after = _retry_after(response)
                     raise BackendHTTPError(
@@ -137,31 +153,65 @@ class OpenAIBackend(Backend):
                         response.status_code,
                     )
                 data = self._decode(response, path)
-                return (parse(data), data), requests
+                answer = parse(data)
             except BackendError as exc:
                 exc.requests = requests  # type: ignore[attr-defined]
                 retryable = isinstance(exc, (BackendTimeout, BackendUnavailable)) or (
                     isinstance(exc, BackendHTTPError) and exc.retryable
                 )
-                if not retryable or requests > self.config.max_retries:
-                    raise
                 if retry_after is not None:
                     delay = min(retry_after, MAX_RETRY_AFTER_S)
                 else:
                     delay = self.config.backoff_s * 2 ** (requests - 1)
+                in_time = time.monotonic() + delay < deadline
+                if not retryable or requests > self.config.max_retries or not in_time:
+                    alive = isinstance(exc, BackendHTTPError) and not exc.retryable
+                    self.breaker.success() if alive else self.breaker.failure()
+                    raise
                 log.info("%s: %s; retry %d in %.2g s", self.name, exc, requests, delay)
                 self._sleep(delay)
+                continue
+            self.breaker.success()
+            return (answer, data), requests
 
-    def _send(self, method: str, path: str, body: dict[str, Any] | None) -> httpx.Response:
-        """One HTTP request; transport failures become BackendUnavailable or BackendTimeout."""
+    def _send(
+        self, method: str, path: str, body: dict[str, Any] | None, deadline: float
+    ) -> httpx.Response:
+        """One HTTP request answered before ``deadline``, its body read in full (bounded);
+        transport failures become BackendUnavailable or BackendTimeout."""
         url = f"{self.base_url}{path}"
+        late = BackendTimeout(
+            f"{self.name}: no answer from {url} within {self.config.timeout_s:g} s"
+        )
+        remaining = min(deadline - time.monotonic(), self.config.timeout_s)
+        if remaining <= 0:
+            raise late
         try:
-            return self._client.request(method, url, json=body)
+            with self._client.stream(method, url, json=body, timeout=remaining) as response:
+                content = bytearray()
+                for chunk in response.iter_bytes():
+                    content += chunk
+                    if len(content) > MAX_RESPONSE_BYTES:
+                        raise BackendResponseError(
+                            f"{self.name}: {url}: "
+                            f"{expected(f'an answer of at most {MAX_RESPONSE_BYTES:,} bytes', 'more')}"
+                        )
+                    if time.monotonic() > deadline:
+                        raise late
+                headers = [
+                    (k, v)
+                    for k, v in response.headers.multi_items()
+                    if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+                ]
+                return httpx.Response(
+                    response.status_code,
+                    headers=headers,
+                    content=bytes(content),
+                    request=response.request,
+                )
         except httpx.TimeoutException as exc:
-            raise BackendTimeout(
-                f"{self.name}: no answer from {url} within {self.config.timeout_s:g} s"
-            ) from exc
-        except httpx.TransportError as exc:
+            raise late from exc
+        except (httpx.TransportError, httpx.StreamError) as exc:
             reason = str(exc) or type(exc).__name__  # httpx never puts headers in messages
             raise BackendUnavailable(f"{self.name}: cannot reach {url}: {reason}") from exc
 
