@@ -11,10 +11,12 @@ import pytest
 from governor.errors import SpecError
 from governor.ltl import parse
 from governor.ltl import patterns as p
-from governor.ltl.domain import Domain, household_domain
+from governor.ltl.domain import Domain
 from governor.ltl.grounding import ground_phrase, lift
-from governor.ltl.translate import Translation, conjoin, translate_all, translate_offline
+from governor.ltl.lang2ltl import translate_all
+from governor.ltl.translate import Translation, conjoin, translate_offline
 from governor.worlds.household.env import load_tasks
+from governor.worlds.household.ltl_domain import household_domain
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "safety_chip"
 ABSENT = ("chicken", "cutlet")  # named by the constraints, missing from TestScene1

@@ -11,11 +11,12 @@ from governor.backends import ScriptedBackend
 from governor.errors import BackendError, BackendTimeout
 from governor.ltl import parse
 from governor.ltl import patterns as p
-from governor.ltl.domain import Domain, household_domain
-from governor.ltl.lang2ltl import offer, read_formula, translate_llm
+from governor.ltl.domain import Domain
+from governor.ltl.lang2ltl import offer, read_formula, translate_all, translate_llm
 from governor.ltl.syntax import And, Atom
-from governor.ltl.translate import translate_all, translate_offline
+from governor.ltl.translate import translate_offline
 from governor.usage import metered
+from governor.worlds.household.ltl_domain import household_domain
 
 
 @pytest.fixture(scope="module")

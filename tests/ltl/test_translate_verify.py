@@ -7,11 +7,11 @@ import pytest
 
 from governor.ltl import Monitor, MonitorVerdict, parse
 from governor.ltl import patterns as p
-from governor.ltl.domain import household_domain
 from governor.ltl.english import english, pattern_of
 from governor.ltl.translate import Translation, translate_offline
 from governor.ltl.verify import verify_view
 from governor.worlds.household.env import load_tasks
+from governor.worlds.household.ltl_domain import household_domain
 
 K, B, L = "agent_at(kitchen)", "agent_at(bathroom)", "agent_at(living_room)"
 READINGS = [
@@ -92,17 +92,19 @@ READINGS = [
 
 @pytest.mark.parametrize(("formula", "name", "text"), READINGS)
 def test_english_reads_each_pattern(formula: object, name: str, text: str) -> None:
-    assert pattern_of(formula) == (name, text)  # type: ignore[arg-type]
-    assert english(formula) == text  # type: ignore[arg-type]
+    assert pattern_of(formula, household_domain()) == (name, text)  # type: ignore[arg-type]
+    assert english(formula, household_domain()) == text  # type: ignore[arg-type]
 
 
 def test_english_reads_every_other_node() -> None:
-    got = english(parse("X a | Y b & H c"))
+    got = english(parse("X a | Y b & H c"), household_domain())
     assert (
         got
         == "at the next step, `a` is true; or at the previous step, `b` is true; and at every step so far, `c` is true"
     )
-    got = english(parse("(a R b) & (a S b) & WX a & Z b & O c & F(a & b) & !(a | X b)"))
+    got = english(
+        parse("(a R b) & (a S b) & WX a & Z b & O c & F(a & b) & !(a | X b)"), household_domain()
+    )
     for part in (
         "`b` is true up to and including the first step where `a` is true, or forever",
         "`b` is true at some step so far, and `a` is true at every step after it",
@@ -113,8 +115,8 @@ def test_english_reads_every_other_node() -> None:
         "it is not the case that (`a` is true; or at the next step, `b` is true)",
     ):
         assert part in got
-    assert english(parse("true")) == "always true"
-    assert english(parse("is_on(pillow, sofa) -> a W b")) == (
+    assert english(parse("true"), household_domain()) == "always true"
+    assert english(parse("is_on(pillow, sofa) -> a W b"), household_domain()) == (
         "if the pillow is on the sofa, then (`a` is true until `b` is true, or forever)"
     )
 

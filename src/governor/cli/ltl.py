@@ -19,13 +19,14 @@ from rich.table import Table
 
 from governor.config import add_backend_args, backend_config_from_args
 from governor.errors import ConfigError, SpecError, expected
-from governor.ltl.domain import Domain, household_domain
+from governor.ltl.domain import Domain
+from governor.ltl.lang2ltl import translate_all
 from governor.ltl.monitor import Monitor, MonitorVerdict
 from governor.ltl.parser import canonical_label, parse, parse_prefix
 from governor.ltl.specs import append_specs, spec_from
-from governor.ltl.translate import translate_all
 from governor.ltl.verify import verify_view
 from governor.usage import metered
+from governor.worlds.household.ltl_domain import household_domain
 
 DOMAINS = ("household",)
 

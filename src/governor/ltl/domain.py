@@ -4,24 +4,22 @@ that refer to their objects, the domain's rules, and label sets for satisfiabili
 A proposition is a canonical label (``agent_at(kitchen)``, ``is_in(apple, fridge)``) or a bare
 name (``kitchen``). Objects are the arguments of the propositions and the bare names; a phrase
 refers to an object when its spelling key (lower case, no spaces, ``_`` or ``-``) is an alias.
+
+World-free: imports the error tree and the LTL syntax, parser and satisfiability helpers only. A
+world builds its own domain (the household's: :mod:`governor.worlds.household.ltl_domain`).
 """
 
 from __future__ import annotations
 
 import difflib
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from governor.errors import SpecError, expected
-from governor.ltl.parser import atom, canonical_label
+from governor.ltl.parser import canonical_label
 from governor.ltl.satisfiability import exactly_one, one_hot, powerset
 from governor.ltl.syntax import Formula
-from governor.worlds.household.labels import arguments, proposition_vocabulary, room_propositions
-from governor.worlds.household.scene import SPELLING_ALIASES, SceneGraph, name_key
-from governor.worlds.household.sim import default_scene
-from governor.worlds.household.tasks import Task, find_task, load_tasks
 
 MAX_EXTRAS = 10
 """Most non-room propositions an alphabet enumerates (it has rooms * 2**extras label sets)."""
@@ -33,10 +31,12 @@ SHOWN = 40
 class Domain:
     """What constraints may talk about.
 
-    ``aliases`` maps spelling keys to object names; ``rules`` hold on every trace of the domain;
-    ``alphabet`` lists the label sets a state may have (over the propositions the task's
-    constraints mention). ``rooms`` are the propositions of which exactly one holds; ``places``
-    gives, for ``agent_at(object)``, the room propositions that can hold with it.
+    ``aliases`` maps spelling keys (:func:`spelling_key`) to object names; ``rules`` hold on
+    every trace of the domain (the joint satisfiability check assumes them); ``alphabet`` lists
+    the label sets a state may have (over the propositions the task's constraints mention).
+    ``rooms`` are the propositions of which exactly one holds (their objects, :attr:`room_names`,
+    are read as places the agent is *in*); ``places`` gives, for ``agent_at(object)``, the room
+    propositions that can hold with it.
     """
 
     name: str
@@ -58,22 +58,34 @@ class Domain:
             raise SpecError(f"domain {self.name}: {expected(what, ', '.join(missing))}")
 
     @classmethod
-    def of(cls, name: str, propositions: Iterable[str], rooms: Iterable[str] = ()) -> Domain:
-        """A domain over ``propositions``; with ``rooms``, exactly one of them holds at a time."""
+    def of(
+        cls,
+        name: str,
+        propositions: Iterable[str],
+        rooms: Iterable[str] = (),
+        misspellings: Mapping[str, str] | None = None,
+    ) -> Domain:
+        """A domain over ``propositions``; with ``rooms``, exactly one of them holds at a time;
+        ``misspellings`` maps more spelling keys to objects (see :func:`default_aliases`)."""
         props = [canonical_label(p) for p in propositions]
         room_list = tuple(canonical_label(r) for r in rooms)
         rules = [exactly_one(room_list)] if room_list else []
         alphabet = one_hot(room_list) if room_list else powerset(props[:MAX_EXTRAS])
-        return cls(name, props, default_aliases(props), rules, alphabet, room_list)
+        return cls(name, props, default_aliases(props, misspellings), rules, alphabet, room_list)
 
     @functools.cached_property
     def objects(self) -> list[str]:
         """The objects the propositions are about, sorted."""
         return sorted({a for p in self.propositions for a in proposition_args(p)})
 
+    @functools.cached_property
+    def room_names(self) -> frozenset[str]:
+        """The objects of the room propositions (``kitchen`` for ``agent_at(kitchen)``)."""
+        return frozenset(a for r in self.rooms for a in proposition_args(r))
+
     def resolve(self, words: str) -> str | None:
         """The object that ``words`` name (any case, spacing or known misspelling), if any."""
-        return self.aliases.get(name_key(words))
+        return self.aliases.get(spelling_key(words))
 
     def about(self, obj: str) -> list[str]:
         """The propositions that mention ``obj``."""
@@ -135,9 +147,16 @@ class Domain:
         return out
 
 
+def spelling_key(words: str) -> str:
+    """The spelling-insensitive key of a name: lower case, without spaces, ``_`` or ``-``."""
+    return words.lower().replace("_", "").replace(" ", "").replace("-", "")
+
+
 def proposition_args(label: str) -> tuple[str, ...]:
     """The objects a proposition is about: its arguments, or its own name when it has none."""
-    return arguments(label) if "(" in label else (label,)
+    if "(" not in label:
+        return (label,)
+    return tuple(label[label.index("(") + 1 : label.rindex(")")].split(", "))
 
 
 def _listing(items: list[str]) -> str:
@@ -147,63 +166,14 @@ def _listing(items: list[str]) -> str:
     return shown if len(items) <= SHOWN else f"{shown} ... and {len(items) - SHOWN} more"
 
 
-def default_aliases(propositions: Iterable[str]) -> dict[str, str]:
-    """Spelling keys of every object, and the household's misspellings of them."""
+def default_aliases(
+    propositions: Iterable[str], misspellings: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Spelling keys of every object, and ``misspellings`` (spelling key -> object) of the objects
+    the propositions mention."""
     objs = {a for p in propositions for a in proposition_args(p)}
-    out = {name_key(o): o for o in sorted(objs)}
-    for key, target in SPELLING_ALIASES.items():
+    out = {spelling_key(o): o for o in sorted(objs)}
+    for key, target in (misspellings or {}).items():
         if target in objs:
             out.setdefault(key, target)
     return out
-
-
-def household_domain(
-    task: Task | str | None = None,
-    *,
-    extra_objects: Iterable[str] = (),
-    scene: SceneGraph | None = None,
-    data_dir: str | Path | None = None,
-) -> Domain:
-    """The Safety Chip household: TestScene1's propositions (for a task, those about its
-    objects), exactly one room at a time, and an alphabet over the task's constraint propositions.
-
-    ``extra_objects`` adds grabbable objects the scene lacks (``agent_at``, ``is_grabbed``,
-    ``is_touched``, ``is_in``/``is_on`` the scene's holders); they never hold in the simulator.
-    """
-    scene = scene if scene is not None else default_scene(data_dir)
-    if isinstance(task, str):
-        task = find_task(task, load_tasks(data_dir))
-    props = set(proposition_vocabulary(scene, task))
-    objs = {a for p in props for a in arguments(p)}
-    kinds = {n.name: n.properties for n in scene.nodes.values() if n.name in objs}
-    surfaces = {x for x, ps in kinds.items() if "SURFACES" in ps}
-    holders = surfaces | {x for x, ps in kinds.items() if "CONTAINERS" in ps} | set(scene.rooms)
-    for x in extra_objects:
-        props |= {f"agent_at({x})", f"is_grabbed({x})", f"is_touched({x})"}
-        props |= {f"is_in({x}, {y})" for y in holders} | {f"is_on({x}, {y})" for y in surfaces}
-    rooms = tuple(r for r in room_propositions() if r in props)
-    places = {}
-    for name, ids in scene.by_name.items():
-        found = {scene.nodes[r].name for i in ids if (r := scene.nodes[i].room) is not None}
-        if f"agent_at({name})" in props and found and name not in scene.rooms:
-            places[f"agent_at({name})"] = frozenset(f"agent_at({r})" for r in found)
-    name = "household" if task is None else f"household ({task.key})"
-    base = Domain(
-        name, sorted(props), default_aliases(props), [exactly_one(rooms)], one_hot(rooms),
-        rooms, places,
-    )  # fmt: skip
-    if task is None:
-        return base
-    return Domain(
-        name, base.propositions, base.aliases, base.rules, _task_alphabet(base, task), rooms, places
-    )
-
-
-def _task_alphabet(domain: Domain, task: Task) -> list[frozenset[str]]:
-    """Label sets over the rooms and the propositions of the task's translatable constraints."""
-    from governor.ltl.translate import translate_offline
-
-    texts = dict.fromkeys(c for group in task.constraints.values() for c in group)
-    formulas = [f for t in texts if (f := translate_offline(t, domain).formula) is not None]
-    atoms = sorted({a for f in formulas for a in f.atom_labels()} - set(domain.rooms))
-    return domain.alphabet_for(*(atom(x) for x in atoms[:MAX_EXTRAS]))

@@ -10,25 +10,26 @@
 
 Every model call goes through the backend, so it is counted. A failing call (``BackendError``)
 falls back to :func:`translate_offline`, and the translation's ``method`` says so.
+:func:`translate_all` translates sentences offline, or through a backend when one is given.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
 from governor.backends.base import Backend, Message
 from governor.errors import BackendError, SpecError, expected
 from governor.ltl import patterns as pt
-from governor.ltl.domain import Domain, proposition_args
+from governor.ltl.domain import Domain, proposition_args, spelling_key
 from governor.ltl.english import pattern_of
 from governor.ltl.grounding import ground_phrase
 from governor.ltl.parser import parse, parse_prefix
 from governor.ltl.syntax import Atom, Formula
 from governor.ltl.translate import Translation, substitute, translate_offline
-from governor.worlds.household.scene import name_key
 
 EXTRACT_PROMPT = """\
 You help a person write safety rules for a household robot. Given one rule, list its referring \
@@ -89,6 +90,16 @@ _COUNTS = {
 }
 
 
+def translate_all(
+    sentences: Iterable[str], domain: Domain, backend: Backend | None = None
+) -> list[Translation]:
+    """One translation per sentence, in order: offline, or through ``backend`` when given."""
+    items = list(sentences)
+    if backend is None:
+        return [translate_offline(x, domain) for x in items]
+    return [translate_llm(x, domain, backend) for x in items]
+
+
 def translate_llm(sentence: str, domain: Domain, backend: Backend) -> Translation:
     """Translate one sentence through ``backend``; offline when a model call fails."""
     try:
@@ -133,7 +144,7 @@ def _translate(sentence: str, domain: Domain, backend: Backend) -> Translation:
                 f"step 3 (translation): {exc} (after one retry)", lifted,
             )  # fmt: skip
     grounded_formula = substitute(formula, mapping)
-    found = pattern_of(grounded_formula)
+    found = pattern_of(grounded_formula, domain)
     return Translation(
         sentence, domain.check(grounded_formula), "llm", grounding,
         found[0] if found else None, None, lifted, str(formula),
@@ -208,8 +219,8 @@ def offer(domain: Domain, phrases: list[str]) -> list[str]:
     about objects whose names occur in the phrases."""
     if len(domain.propositions) <= MAX_OFFERED:
         return domain.propositions
-    keys = [name_key(p) for p in phrases]
-    objs = {o for o in domain.objects if any(name_key(o) in k for k in keys)}
+    keys = [spelling_key(p) for p in phrases]
+    objs = {o for o in domain.objects if any(spelling_key(o) in k for k in keys)}
     near = [p for p in domain.propositions if p in domain.rooms or objs & set(proposition_args(p))]
     return near[:MAX_OFFERED]
 

@@ -4,25 +4,22 @@ are grounded to the domain's propositions and replaced by placeholders
 substituted back.
 
 :func:`translate_offline` translates the lifted sentence by matching English templates of the
-specification patterns; :mod:`governor.ltl.lang2ltl` asks an LLM instead. A sentence neither can
+specification patterns; :mod:`governor.ltl.lang2ltl` asks an LLM instead (and its
+:func:`~governor.ltl.lang2ltl.translate_all` picks one of the two). A sentence neither can
 translate comes back with ``formula=None`` and the reason in ``error``: nothing is dropped.
 The English readings the templates give each pattern are listed in :mod:`governor.ltl.templates`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from governor.errors import GovernorError, SpecError
 from governor.ltl import syntax as s
 from governor.ltl.domain import Domain
 from governor.ltl.grounding import Lifted, lift
 from governor.ltl.templates import match_lifted
-
-if TYPE_CHECKING:
-    from governor.backends.base import Backend
 
 
 @dataclass(frozen=True)
@@ -89,18 +86,6 @@ def translate_offline(sentence: str, domain: Domain) -> Translation:
     return Translation(
         sentence, grounded, "offline", grounding, name, None, lifted.text, str(formula)
     )
-
-
-def translate_all(
-    sentences: Iterable[str], domain: Domain, backend: Backend | None = None
-) -> list[Translation]:
-    """One translation per sentence, in order: offline, or through ``backend`` when given."""
-    items = list(sentences)
-    if backend is None:
-        return [translate_offline(x, domain) for x in items]
-    from governor.ltl.lang2ltl import translate_llm
-
-    return [translate_llm(x, domain, backend) for x in items]
 
 
 def conjoin(translations: Sequence[Translation]) -> s.Formula:

@@ -65,7 +65,7 @@ def verify_view(translation: Translation, domain: Domain) -> dict[str, Any]:
     f = t.formula
     if f is None:
         return view
-    view.update(formula=str(f), prefix=to_prefix(f), english=english(f))
+    view.update(formula=str(f), prefix=to_prefix(f), english=english(f, domain))
     try:
         bad = example_violation(f, domain)
         good = find_trace(conj(f, *domain.rules), domain.alphabet_for(f, *domain.rules), MAX_DEPTH)

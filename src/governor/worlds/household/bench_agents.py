@@ -10,7 +10,7 @@ an invalid LLM reply is re-prompted with the error, like a rejection.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from governor.backends import Backend
 from governor.config import ObserverConfig
@@ -18,15 +18,13 @@ from governor.core import Policy
 from governor.ltl.constraint import Spec
 from governor.observer import Observer
 from governor.trace import TraceWriter
+from governor.worlds.household.bench_config import SafetyChipBenchConfig
 from governor.worlds.household.bench_scoring import TaskSpecs, judge, outcome
 from governor.worlds.household.env import HouseholdParams, HouseholdSim, Task
 from governor.worlds.household.episode import run_household_episode
 from governor.worlds.household.guard import Halt, safety_chip
 from governor.worlds.household.planners import SimulatedPlanner
 from governor.worlds.household.prompts import LLMExplainer, LLMPlanner, offline_explainer
-
-if TYPE_CHECKING:
-    from governor.worlds.household.bench import SafetyChipBenchConfig
 
 AGENTS = ("base", "nl_constraints", "safety_chip")
 LLM_STEP_BUDGET_S = 300.0

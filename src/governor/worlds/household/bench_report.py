@@ -1,4 +1,8 @@
-"""Reporting the Safety Chip benchmark: the command, the lines the table leaves out, the demo."""
+"""Reporting the Safety Chip benchmark: the command, the lines the table leaves out, the demo.
+
+Imports the benchmark's configuration, runner and agents; :mod:`governor.worlds.household.bench`
+(the entry point) imports it.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +15,13 @@ from rich.console import Console
 
 from governor.config import backend_config_from_args, dataclass_from_args, write_json
 from governor.report import Section, print_table
-from governor.worlds.household.bench import SafetyChipBenchConfig, run, table_lines
 from governor.worlds.household.bench_agents import NL_NOTE
+from governor.worlds.household.bench_config import SafetyChipBenchConfig
+from governor.worlds.household.bench_run import run, table_lines
 
 
 def run_command(args: argparse.Namespace, console: Console) -> int:
+    """Run the benchmark from parsed flags; print the table and what it leaves out."""
     cfg = dataclass_from_args(SafetyChipBenchConfig, args)
     result = run(cfg, backend_config_from_args(args), trace_path=args.trace)
     print_table(console, "Safety Chip (Table I layout)", list(table_lines(result)))

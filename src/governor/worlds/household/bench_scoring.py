@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from governor.ltl.constraint import Spec
-from governor.ltl.domain import Domain, household_domain
+from governor.ltl.domain import Domain
 from governor.ltl.monitor import MonitorSet, MonitorVerdict
 from governor.ltl.specs import load_specs
 from governor.ltl.syntax import Formula
@@ -24,6 +24,7 @@ from governor.ltl.translate import translate_offline
 from governor.worlds.household.env import HouseholdSim, Task
 from governor.worlds.household.episode import HouseholdEpisode
 from governor.worlds.household.guard import preflight
+from governor.worlds.household.ltl_domain import household_domain
 from governor.worlds.household.planners import view
 
 Translate = Callable[[str, Task], Formula | None]

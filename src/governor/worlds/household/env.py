@@ -10,7 +10,8 @@ it; it is truncated after ``max_steps`` actions. A failed precondition is a step
 whose ``error`` says why. The parts: ``household_scene`` (the graph), ``household_state``,
 ``household_actions`` (script lines and grounding), ``household_rules`` (preconditions and
 effects), ``household_step`` (execute, preview, available actions), ``household_labels``
-(propositions), ``household_tasks`` and ``household_sim``; this module re-exports their API.
+(propositions), ``household_vocabulary`` (the propositions a scene can produce),
+``household_tasks`` and ``household_sim``; this module re-exports their API.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from governor.worlds.household.labels import (
     arguments,
     labels,
     proposition,
-    proposition_vocabulary,
     room_propositions,
 )
 from governor.worlds.household.scene import ROOM_NAMES, SceneGraph, safety_chip_dir
@@ -57,6 +57,7 @@ from governor.worlds.household.tasks import (
     goal_reached,
     load_tasks,
 )
+from governor.worlds.household.vocabulary import proposition_vocabulary
 
 
 class HouseholdEnv(gym.Env[dict[str, Any], Any]):

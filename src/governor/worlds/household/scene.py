@@ -9,7 +9,6 @@ VirtualHome's ``livingroom`` becomes ``living_room``).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,6 +18,7 @@ import numpy as np
 
 from governor.data import DATA_ENV_VAR, shared_data_dir
 from governor.errors import ConfigError, expected
+from governor.worlds.household.node import Node
 from governor.worlds.household.state import State
 
 ROOM_NAMES = ("bathroom", "bedroom", "kitchen", "living_room")
@@ -31,8 +31,6 @@ SPELLING_ALIASES = {
     "firdge": "fridge",
 }
 """Misspellings and paraphrases found in the Safety Chip data, keyed like :func:`name_key`."""
-STRUCTURAL = frozenset({"Walls", "Ceiling", "Floor", "Floors", "Rooms", "Characters"})
-"""Categories that are never the object of an action (walls, floors, ceilings, rooms, the agent)."""
 REACH = 1.5
 """VirtualHome's CLOSE distance: a centre within this many metres of the other's bounding box."""
 
@@ -56,28 +54,6 @@ def safety_chip_dir(data_dir: str | Path | None = None) -> Path:
         f"Safety Chip data: expected task_vh.json in {root / 'safety_chip'} (set ${DATA_ENV_VAR} "
         f"to the shared data folder or pass data_dir), found {found}"
     )
-
-
-@dataclasses.dataclass(frozen=True)
-class Node:
-    """One object of the scene (rooms included; the VirtualHome character is not a node here)."""
-
-    id: int
-    name: str
-    category: str
-    properties: frozenset[str]
-    center: tuple[float, float, float]
-    size: tuple[float, float, float]
-    room: int | None
-
-    @property
-    def is_room(self) -> bool:
-        return self.category == "Rooms"
-
-    @property
-    def actionable(self) -> bool:
-        """Whether actions may take this object (not a wall, floor, ceiling, room or agent)."""
-        return self.category not in STRUCTURAL
 
 
 class SceneGraph:

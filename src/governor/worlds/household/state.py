@@ -1,13 +1,38 @@
-"""The immutable state of the symbolic household simulator: what actions change."""
+"""The immutable state of the symbolic household simulator: what actions change.
+
+A state carries its scene as a :class:`Scene`: what it reads of a
+:class:`~governor.worlds.household.scene.SceneGraph`, which builds states (so this module imports
+only :mod:`governor.worlds.household.node` from the household world, never the scene).
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from governor.worlds.household.scene import SceneGraph
+from governor.worlds.household.node import Node
+
+
+class Scene(Protocol):
+    """What a state and the code reading ``state.scene`` use of a scene graph."""
+
+    @property
+    def nodes(self) -> Mapping[int, Node]: ...
+
+    @property
+    def rooms(self) -> Mapping[str, int]: ...
+
+    @property
+    def facing(self) -> Mapping[int, frozenset[int]]: ...
+
+    @property
+    def by_name(self) -> Mapping[str, tuple[int, ...]]: ...
+
+    def resolve(self, name: str) -> str | None: ...
+
+    def within_reach(self, node_id: int) -> frozenset[int]: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,7 +45,7 @@ class State:
     ``relations`` (object, "INSIDE" | "ON", other) triples, rooms included.
     """
 
-    scene: SceneGraph = dataclasses.field(repr=False, compare=False)
+    scene: Scene = dataclasses.field(repr=False, compare=False)
     room: int
     spot: int | None = None
     near: frozenset[int] = frozenset()

@@ -6,8 +6,9 @@ import functools
 
 from governor.worlds.household.actions import Action, Failure, ground, parse_action
 from governor.worlds.household.labels import labels
+from governor.worlds.household.node import Node
 from governor.worlds.household.rules import RULES
-from governor.worlds.household.scene import ROOM_NAMES, Node, SceneGraph
+from governor.worlds.household.scene import ROOM_NAMES, SceneGraph
 from governor.worlds.household.state import State
 
 PLANNER_VERBS = (

@@ -21,7 +21,7 @@ from governor.errors import ConfigError, EnvError, GovernorError, expected
 from governor.worlds.household.actions import parse_action
 from governor.worlds.household.labels import labels, proposition
 from governor.worlds.household.scene import SceneGraph, canonical_room, safety_chip_dir
-from governor.worlds.household.state import State
+from governor.worlds.household.state import Scene, State
 
 EXPERIMENTS = ("mobile_manip", "rooms")
 UNARY_GOALS = frozenset({"is_switchedon", "is_open", "is_grabbed", "is_touched"})
@@ -86,7 +86,7 @@ class Task:
         return frozenset(name for name in found if name is not None)
 
 
-def goal_propositions(task: Task, scene: SceneGraph | None = None) -> list[tuple[str, bool]]:
+def goal_propositions(task: Task, scene: Scene | None = None) -> list[tuple[str, bool]]:
     """The goal as (proposition, required truth value) pairs, names resolved in ``scene``."""
 
     def name(text: str) -> str:
