@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from ltl_oracle import formulas, pure_past, traces
 
+from governor.ltl import operators as op
 from governor.ltl import syntax as s
 from governor.ltl.parser import parse
 from governor.ltl.progression import accepts_empty, holds, progress
@@ -15,51 +16,51 @@ from governor.ltl.progression import accepts_empty, holds, progress
 Law = Callable[[s.Formula, s.Formula], tuple[s.Formula, s.Formula]]
 
 FUTURE_LAWS: dict[str, Law] = {
-    "G a == !F !a": lambda a, b: (s.Always(a), s.Not(s.Eventually(s.Not(a)))),
-    "F a == true U a": lambda a, b: (s.Eventually(a), s.Until(s.TRUE, a)),
-    "G a == false R a": lambda a, b: (s.Always(a), s.Release(s.FALSE, a)),
+    "G a == !F !a": lambda a, b: (op.Always(a), op.Not(op.Eventually(op.Not(a)))),
+    "F a == true U a": lambda a, b: (op.Eventually(a), op.Until(s.TRUE, a)),
+    "G a == false R a": lambda a, b: (op.Always(a), op.Release(s.FALSE, a)),
     "a W b == (a U b) | G a": lambda a, b: (
-        s.WeakUntil(a, b),
-        s.Or((s.Until(a, b), s.Always(a))),
+        op.WeakUntil(a, b),
+        op.Or((op.Until(a, b), op.Always(a))),
     ),
-    "a R b == !(!a U !b)": lambda a, b: (s.Release(a, b), s.Not(s.Until(s.Not(a), s.Not(b)))),
-    "a R b == b W (a & b)": lambda a, b: (s.Release(a, b), s.WeakUntil(b, s.And((a, b)))),
-    "WX a == !X !a": lambda a, b: (s.WeakNext(a), s.Not(s.Next(s.Not(a)))),
+    "a R b == !(!a U !b)": lambda a, b: (op.Release(a, b), op.Not(op.Until(op.Not(a), op.Not(b)))),
+    "a R b == b W (a & b)": lambda a, b: (op.Release(a, b), op.WeakUntil(b, op.And((a, b)))),
+    "WX a == !X !a": lambda a, b: (op.WeakNext(a), op.Not(op.Next(op.Not(a)))),
     "a U b == b | (a & X(a U b))": lambda a, b: (
-        s.Until(a, b),
-        s.Or((b, s.And((a, s.Next(s.Until(a, b)))))),
+        op.Until(a, b),
+        op.Or((b, op.And((a, op.Next(op.Until(a, b)))))),
     ),
     "a W b == b | (a & WX(a W b))": lambda a, b: (
-        s.WeakUntil(a, b),
-        s.Or((b, s.And((a, s.WeakNext(s.WeakUntil(a, b)))))),
+        op.WeakUntil(a, b),
+        op.Or((b, op.And((a, op.WeakNext(op.WeakUntil(a, b)))))),
     ),
-    "a -> b == !a | b": lambda a, b: (s.Implies(a, b), s.Or((s.Not(a), b))),
+    "a -> b == !a | b": lambda a, b: (op.Implies(a, b), op.Or((op.Not(a), b))),
     "a <-> b == (a -> b) & (b -> a)": lambda a, b: (
-        s.Iff(a, b),
-        s.And((s.Implies(a, b), s.Implies(b, a))),
+        op.Iff(a, b),
+        op.And((op.Implies(a, b), op.Implies(b, a))),
     ),
-    "!(a & b) == !a | !b": lambda a, b: (s.Not(s.And((a, b))), s.Or((s.Not(a), s.Not(b)))),
+    "!(a & b) == !a | !b": lambda a, b: (op.Not(op.And((a, b))), op.Or((op.Not(a), op.Not(b)))),
     "F(a | b) == F a | F b": lambda a, b: (
-        s.Eventually(s.Or((a, b))),
-        s.Or((s.Eventually(a), s.Eventually(b))),
+        op.Eventually(op.Or((a, b))),
+        op.Or((op.Eventually(a), op.Eventually(b))),
     ),
     "G(a & b) == G a & G b": lambda a, b: (
-        s.Always(s.And((a, b))),
-        s.And((s.Always(a), s.Always(b))),
+        op.Always(op.And((a, b))),
+        op.And((op.Always(a), op.Always(b))),
     ),
 }
 
 PAST_LAWS: dict[str, Law] = {
-    "H a == !O !a": lambda a, b: (s.Historically(a), s.Not(s.Once(s.Not(a)))),
-    "Z a == !Y !a": lambda a, b: (s.WeakYesterday(a), s.Not(s.Yesterday(s.Not(a)))),
-    "O a == true S a": lambda a, b: (s.Once(a), s.Since(s.TRUE, a)),
+    "H a == !O !a": lambda a, b: (op.Historically(a), op.Not(op.Once(op.Not(a)))),
+    "Z a == !Y !a": lambda a, b: (op.WeakYesterday(a), op.Not(op.Yesterday(op.Not(a)))),
+    "O a == true S a": lambda a, b: (op.Once(a), op.Since(s.TRUE, a)),
     "a B b == (a S b) | H a": lambda a, b: (
-        s.WeakSince(a, b),
-        s.Or((s.Since(a, b), s.Historically(a))),
+        op.WeakSince(a, b),
+        op.Or((op.Since(a, b), op.Historically(a))),
     ),
     "a S b == b | (a & Y(a S b))": lambda a, b: (
-        s.Since(a, b),
-        s.Or((b, s.And((a, s.Yesterday(s.Since(a, b)))))),
+        op.Since(a, b),
+        op.Or((b, op.And((a, op.Yesterday(op.Since(a, b)))))),
     ),
 }
 
@@ -80,22 +81,22 @@ def test_past_law_at_every_position(
 ) -> None:
     # inside G(... <-> ...), the two sides must agree at every position of the trace
     left, right = PAST_LAWS[name](a, b)
-    assert holds(s.Always(s.Iff(left, right)), w)
+    assert holds(op.Always(op.Iff(left, right)), w)
 
 
 @settings(max_examples=100, deadline=None)
 @given(formulas(max_leaves=4), traces())
 def test_strong_and_weak_next_at_the_last_position(a: s.Formula, w: list[frozenset[str]]) -> None:
     # at the last position X is false and WX true, whatever their operand
-    at_last = s.Not(s.Next(s.TRUE))
-    assert holds(s.Always(s.Implies(at_last, s.Not(s.Next(a)))), w)
-    assert holds(s.Always(s.Implies(at_last, s.WeakNext(a))), w)
+    at_last = op.Not(op.Next(s.TRUE))
+    assert holds(op.Always(op.Implies(at_last, op.Not(op.Next(a)))), w)
+    assert holds(op.Always(op.Implies(at_last, op.WeakNext(a))), w)
 
 
 @settings(max_examples=100, deadline=None)
 @given(formulas(max_leaves=6), traces())
 def test_negation_flips_every_verdict(f: s.Formula, w: list[frozenset[str]]) -> None:
-    assert holds(s.Not(f), w) != holds(f, w)
+    assert holds(op.Not(f), w) != holds(f, w)
 
 
 def test_end_of_trace_conventions() -> None:

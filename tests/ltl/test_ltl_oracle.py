@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ltl_oracle import ev, formulas, pure_past, traces
 
+from governor.ltl import operators as op
 from governor.ltl import syntax as s
 from governor.ltl.progression import accepts_empty, holds, progress
 from governor.ltl.simplify import simplify
@@ -58,6 +59,6 @@ def test_memoised_progression_is_pure(f: s.Formula, ws: list[list[frozenset[str]
 @given(pure_past(max_leaves=6), traces(max_size=7))
 def test_past_values_at_every_position(p: s.Formula, w: list[frozenset[str]]) -> None:
     # F(p & WX false) holds on a prefix iff p holds at the prefix's last position
-    at_last = s.Eventually(s.And((p, s.WeakNext(s.FALSE))))
+    at_last = op.Eventually(op.And((p, op.WeakNext(s.FALSE))))
     for k in range(len(w)):
         assert run(at_last, w[: k + 1]) == ev(p, w, k)

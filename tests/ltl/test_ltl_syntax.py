@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from ltl_oracle import formulas, traces
 
 from governor.errors import SpecError
+from governor.ltl import operators as op
 from governor.ltl import syntax as s
 from governor.ltl.parser import atom, canonical_label, parse, parse_prefix, to_prefix
 from governor.ltl.progression import progress
@@ -54,26 +55,26 @@ def test_prefix_round_trip(f: s.Formula) -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("G(a -> F b)", s.Always(s.Implies(a, s.Eventually(b)))),
-        ("!a W b", s.WeakUntil(s.Not(a), b)),
-        ("a U b & c", s.And((s.Until(a, b), c))),  # U binds tighter than &
-        ("G a U b", s.Until(s.Always(a), b)),  # unary binds tighter than U
-        ("a U b U c", s.Until(a, s.Until(b, c))),  # right-associative
-        ("a -> b -> c", s.Implies(a, s.Implies(b, c))),
-        ("a & b | c", s.Or((s.And((a, b)), c))),
-        ("a | b -> c <-> a", s.Iff(s.Implies(s.Or((a, b)), c), a)),
-        ("a & b & c", s.And((a, b, c))),
-        ("a & (b & c)", s.And((a, s.And((b, c))))),
-        ("not a and b or c", s.Or((s.And((s.Not(a), b)), c))),
-        ("WX a", s.WeakNext(a)),
-        ("N a", s.WeakNext(a)),
-        ("[]<>a", s.Always(s.Eventually(a))),
-        ("a => b", s.Implies(a, b)),
-        ("a <=> b", s.Iff(a, b)),
-        ("~a && b || c", s.Or((s.And((s.Not(a), b)), c))),
-        ("O(a & Y b) S c", s.Since(s.Once(s.And((a, s.Yesterday(b)))), c)),
-        ("Z a B H b", s.WeakSince(s.WeakYesterday(a), s.Historically(b))),
-        ("true | false", s.Or((s.TRUE, s.FALSE))),
+        ("G(a -> F b)", op.Always(op.Implies(a, op.Eventually(b)))),
+        ("!a W b", op.WeakUntil(op.Not(a), b)),
+        ("a U b & c", op.And((op.Until(a, b), c))),  # U binds tighter than &
+        ("G a U b", op.Until(op.Always(a), b)),  # unary binds tighter than U
+        ("a U b U c", op.Until(a, op.Until(b, c))),  # right-associative
+        ("a -> b -> c", op.Implies(a, op.Implies(b, c))),
+        ("a & b | c", op.Or((op.And((a, b)), c))),
+        ("a | b -> c <-> a", op.Iff(op.Implies(op.Or((a, b)), c), a)),
+        ("a & b & c", op.And((a, b, c))),
+        ("a & (b & c)", op.And((a, op.And((b, c))))),
+        ("not a and b or c", op.Or((op.And((op.Not(a), b)), c))),
+        ("WX a", op.WeakNext(a)),
+        ("N a", op.WeakNext(a)),
+        ("[]<>a", op.Always(op.Eventually(a))),
+        ("a => b", op.Implies(a, b)),
+        ("a <=> b", op.Iff(a, b)),
+        ("~a && b || c", op.Or((op.And((op.Not(a), b)), c))),
+        ("O(a & Y b) S c", op.Since(op.Once(op.And((a, op.Yesterday(b)))), c)),
+        ("Z a B H b", op.WeakSince(op.WeakYesterday(a), op.Historically(b))),
+        ("true | false", op.Or((s.TRUE, s.FALSE))),
         ("is_in(apple,fridge)", s.Atom("is_in", ("apple", "fridge"))),
     ],
 )
@@ -155,11 +156,11 @@ def test_atoms_and_labels() -> None:
         lambda: s.Atom("true"),
         lambda: s.Atom("9lives"),
         lambda: s.Atom("at", ("two words",)),
-        lambda: s.And((a,)),
-        lambda: s.Not("a"),  # type: ignore[arg-type]
-        lambda: s.Once(s.Eventually(a)),
-        lambda: s.Since(a, s.Next(b)),
-        lambda: s.Yesterday(s.END),
+        lambda: op.And((a,)),
+        lambda: op.Not("a"),  # type: ignore[arg-type]
+        lambda: op.Once(op.Eventually(a)),
+        lambda: op.Since(a, op.Next(b)),
+        lambda: op.Yesterday(s.END),
     ],
 )
 def test_bad_nodes_are_spec_errors(build: object) -> None:

@@ -13,7 +13,8 @@ from governor.ltl import parse
 from governor.ltl import patterns as p
 from governor.ltl.domain import Domain
 from governor.ltl.lang2ltl import offer, read_formula, translate_all, translate_llm
-from governor.ltl.syntax import And, Atom
+from governor.ltl.operators import And
+from governor.ltl.syntax import Atom
 from governor.ltl.translate import translate_offline
 from governor.usage import metered
 from governor.worlds.household.ltl_domain import household_domain

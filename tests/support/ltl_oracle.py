@@ -11,6 +11,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from governor.ltl import operators as op
 from governor.ltl import syntax as s
 
 Trace = Sequence[frozenset[str]]
@@ -28,51 +29,51 @@ def ev(f: s.Formula, w: Trace, i: int = 0) -> bool:
         return f.value
     if t is s.End:
         return False
-    if t is s.Not:
+    if t is op.Not:
         return not ev(f.arg, w, i)
-    if t is s.And:
+    if t is op.And:
         return all(ev(a, w, i) for a in f.args)
-    if t is s.Or:
+    if t is op.Or:
         return any(ev(a, w, i) for a in f.args)
-    if t is s.Implies:
+    if t is op.Implies:
         return (not ev(f.left, w, i)) or ev(f.right, w, i)
-    if t is s.Iff:
+    if t is op.Iff:
         return ev(f.left, w, i) == ev(f.right, w, i)
-    if t is s.Next:
+    if t is op.Next:
         return i + 1 < n and ev(f.arg, w, i + 1)
-    if t is s.WeakNext:
+    if t is op.WeakNext:
         return i + 1 >= n or ev(f.arg, w, i + 1)
-    if t is s.Eventually:
+    if t is op.Eventually:
         return any(ev(f.arg, w, j) for j in range(i, n))
-    if t is s.Always:
+    if t is op.Always:
         return all(ev(f.arg, w, j) for j in range(i, n))
-    if t is s.Until:
+    if t is op.Until:
         return any(
             ev(f.right, w, j) and all(ev(f.left, w, k) for k in range(i, j)) for j in range(i, n)
         )
-    if t is s.WeakUntil:
+    if t is op.WeakUntil:
         until = any(
             ev(f.right, w, j) and all(ev(f.left, w, k) for k in range(i, j)) for j in range(i, n)
         )
         return until or all(ev(f.left, w, j) for j in range(i, n))
-    if t is s.Release:
+    if t is op.Release:
         return all(
             ev(f.right, w, j) or any(ev(f.left, w, k) for k in range(i, j)) for j in range(i, n)
         )
-    if t is s.Yesterday:
+    if t is op.Yesterday:
         return i > 0 and ev(f.arg, w, i - 1)
-    if t is s.WeakYesterday:
+    if t is op.WeakYesterday:
         return i == 0 or ev(f.arg, w, i - 1)
-    if t is s.Once:
+    if t is op.Once:
         return any(ev(f.arg, w, j) for j in range(0, i + 1))
-    if t is s.Historically:
+    if t is op.Historically:
         return all(ev(f.arg, w, j) for j in range(0, i + 1))
-    if t is s.Since:
+    if t is op.Since:
         return any(
             ev(f.right, w, j) and all(ev(f.left, w, k) for k in range(j + 1, i + 1))
             for j in range(0, i + 1)
         )
-    if t is s.WeakSince:
+    if t is op.WeakSince:
         since = any(
             ev(f.right, w, j) and all(ev(f.left, w, k) for k in range(j + 1, i + 1))
             for j in range(0, i + 1)
@@ -85,12 +86,12 @@ def atoms(names: Sequence[str] = ATOMS) -> st.SearchStrategy[s.Formula]:
     return st.sampled_from([s.Atom(x) for x in names])
 
 
-_PURE_UNARY = (s.Not, s.Yesterday, s.WeakYesterday, s.Once, s.Historically)
-_PURE_BINARY = (s.Since, s.WeakSince, s.Implies, s.Iff)
-_FUTURE_UNARY = (s.Not, s.Next, s.WeakNext, s.Eventually, s.Always)
-_FUTURE_BINARY = (s.Until, s.WeakUntil, s.Release, s.Implies, s.Iff)
-FLLOAT_UNARY = (s.Not, s.Next, s.WeakNext, s.Eventually, s.Always)
-FLLOAT_BINARY = (s.Until, s.Release, s.Implies, s.Iff)
+_PURE_UNARY = (op.Not, op.Yesterday, op.WeakYesterday, op.Once, op.Historically)
+_PURE_BINARY = (op.Since, op.WeakSince, op.Implies, op.Iff)
+_FUTURE_UNARY = (op.Not, op.Next, op.WeakNext, op.Eventually, op.Always)
+_FUTURE_BINARY = (op.Until, op.WeakUntil, op.Release, op.Implies, op.Iff)
+FLLOAT_UNARY = (op.Not, op.Next, op.WeakNext, op.Eventually, op.Always)
+FLLOAT_BINARY = (op.Until, op.Release, op.Implies, op.Iff)
 
 
 def _tree(
@@ -100,7 +101,7 @@ def _tree(
     max_leaves: int,
 ) -> st.SearchStrategy[s.Formula]:
     def extend(children: st.SearchStrategy[s.Formula]) -> st.SearchStrategy[s.Formula]:
-        nary = st.sampled_from([s.And, s.Or])
+        nary = st.sampled_from([op.And, op.Or])
         return st.one_of(
             st.builds(lambda c, x: c(x), st.sampled_from(unary), children),
             st.builds(lambda c, x, y: c(x, y), st.sampled_from(binary), children, children),
@@ -145,22 +146,22 @@ def to_flloat(f: s.Formula) -> Any:
     from flloat import ltlf  # imported lazily: tests that need it import flloat first
 
     table: dict[type, Callable[..., Any]] = {
-        s.Not: ltlf.LTLfNot,
-        s.Next: ltlf.LTLfNext,
-        s.WeakNext: ltlf.LTLfWeakNext,
-        s.Eventually: ltlf.LTLfEventually,
-        s.Always: ltlf.LTLfAlways,
-        s.Until: lambda a, b: ltlf.LTLfUntil([a, b]),
-        s.Release: lambda a, b: ltlf.LTLfRelease([a, b]),
-        s.Implies: lambda a, b: ltlf.LTLfImplies([a, b]),
-        s.Iff: lambda a, b: ltlf.LTLfEquivalence([a, b]),
+        op.Not: ltlf.LTLfNot,
+        op.Next: ltlf.LTLfNext,
+        op.WeakNext: ltlf.LTLfWeakNext,
+        op.Eventually: ltlf.LTLfEventually,
+        op.Always: ltlf.LTLfAlways,
+        op.Until: lambda a, b: ltlf.LTLfUntil([a, b]),
+        op.Release: lambda a, b: ltlf.LTLfRelease([a, b]),
+        op.Implies: lambda a, b: ltlf.LTLfImplies([a, b]),
+        op.Iff: lambda a, b: ltlf.LTLfEquivalence([a, b]),
     }
     if isinstance(f, s.Atom):
         return ltlf.LTLfAtomic(f.name)
     if isinstance(f, s.Const):
         return ltlf.LTLfTrue() if f.value else ltlf.LTLfFalse()
     if isinstance(f, s.NAry):
-        cls = ltlf.LTLfAnd if isinstance(f, s.And) else ltlf.LTLfOr
+        cls = ltlf.LTLfAnd if isinstance(f, op.And) else ltlf.LTLfOr
         return cls([to_flloat(a) for a in f.args])
     return table[type(f)](*(to_flloat(k) for k in f.children()))
 

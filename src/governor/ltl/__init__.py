@@ -18,6 +18,26 @@ from governor.ltl.monitor import (
     classify,
     worst,
 )
+from governor.ltl.operators import (
+    Always,
+    And,
+    Eventually,
+    Historically,
+    Iff,
+    Implies,
+    Next,
+    Not,
+    Once,
+    Or,
+    Release,
+    Since,
+    Until,
+    WeakNext,
+    WeakSince,
+    WeakUntil,
+    WeakYesterday,
+    Yesterday,
+)
 from governor.ltl.parser import atom, canonical_label, parse, parse_prefix, to_prefix
 from governor.ltl.patterns import PATTERNS
 from governor.ltl.progression import (
@@ -41,33 +61,7 @@ from governor.ltl.satisfiability import (
     search,
 )
 from governor.ltl.simplify import conj, disj, iff, implies, make, neg, simplify
-from governor.ltl.syntax import (
-    END,
-    FALSE,
-    TRUE,
-    Always,
-    And,
-    Atom,
-    Const,
-    End,
-    Eventually,
-    Formula,
-    Historically,
-    Iff,
-    Implies,
-    Next,
-    Not,
-    Once,
-    Or,
-    Release,
-    Since,
-    Until,
-    WeakNext,
-    WeakSince,
-    WeakUntil,
-    WeakYesterday,
-    Yesterday,
-)
+from governor.ltl.syntax import END, FALSE, TRUE, Atom, Const, End, Formula
 
 __all__ = [
     "END",

@@ -11,6 +11,7 @@ Chip's formulas.
 
 from __future__ import annotations
 
+from governor.ltl import operators as op
 from governor.ltl import patterns as pt
 from governor.ltl import syntax as s
 from governor.ltl.domain import Domain
@@ -30,13 +31,13 @@ def _noun(name: str) -> str:
 
 def _is_literal(f: s.Formula) -> bool:
     """Whether ``f`` is an atom or a negated atom (:func:`_literal` reads it)."""
-    return isinstance(f.arg if isinstance(f, s.Not) else f, s.Atom)
+    return isinstance(f.arg if isinstance(f, op.Not) else f, s.Atom)
 
 
 def _literal(f: s.Formula, domain: Domain) -> tuple[str, str] | None:
     """(subject, predicate) of an atom or a negated atom: ("the fridge", "closed")."""
-    neg = isinstance(f, s.Not)
-    a = f.arg if isinstance(f, s.Not) else f
+    neg = isinstance(f, op.Not)
+    a = f.arg if isinstance(f, op.Not) else f
     if not isinstance(a, s.Atom):
         return None
     args = a.args
@@ -61,8 +62,8 @@ def state(f: s.Formula, domain: Domain) -> str:
     lit = _literal(f, domain)
     if lit is not None:
         return _is(*lit)
-    if isinstance(f, s.And | s.Or):
-        joiner = " and " if isinstance(f, s.And) else " or "
+    if isinstance(f, op.And | op.Or):
+        joiner = " and " if isinstance(f, op.And) else " or "
         return joiner.join(state(x, domain) for x in f.args)
     return f"({english(f, domain)})"
 
@@ -107,16 +108,16 @@ def _first(a: s.Formula, b: s.Formula, domain: Domain) -> str:
 
 def count_of(f: s.Formula) -> tuple[s.Formula, int] | None:
     """``(a, n)`` when ``f`` is ``lower_restricted_avoidance(a, n)``."""
-    if not isinstance(f, s.Eventually):
+    if not isinstance(f, op.Eventually):
         return None
     inner = f.arg
     if (
-        isinstance(inner, s.And)
+        isinstance(inner, op.And)
         and len(inner.args) == 2
-        and isinstance(inner.args[1], s.Until)
-        and isinstance(inner.args[1].right, s.And)
+        and isinstance(inner.args[1], op.Until)
+        and isinstance(inner.args[1].right, op.And)
         and len(inner.args[1].right.args) == 2
-        and isinstance(inner.args[1].right.args[1], s.Until)
+        and isinstance(inner.args[1].right.args[1], op.Until)
     ):
         a = inner.args[0]
         rest = count_of(inner.args[1].right.args[1].right)
@@ -138,23 +139,23 @@ def _visits(a: s.Formula, domain: Domain, modal: str, bound: str) -> str:
 
 def pattern_of(f: s.Formula, domain: Domain) -> tuple[str, str] | None:
     """The pattern name (a key of ``PATTERNS``) and its English reading, if ``f`` is one."""
-    if isinstance(f, s.Always):
+    if isinstance(f, op.Always):
         g = f.arg
-        if isinstance(g, s.Not):
+        if isinstance(g, op.Not):
             return "global_avoid", _never(g.arg, domain)
-        if isinstance(g, s.Implies):
+        if isinstance(g, op.Implies):
             a, b = g.left, g.right
             who = _subject(a, domain)
-            if isinstance(b, s.Always) and isinstance(b.arg, s.Not):
+            if isinstance(b, op.Always) and isinstance(b.arg, op.Not):
                 return (
                     "future_avoid",
                     f"once {state(a, domain)}, "
                     f"{_never(b.arg.arg, domain, ' from then on', subject=who)}",
                 )
-            if isinstance(b, s.Eventually):
+            if isinstance(b, op.Eventually):
                 then = _must(b.arg, domain, "then or later", who)
                 return "delay_react", f"whenever {state(a, domain)}, {then}"
-            if isinstance(b, s.Next):
+            if isinstance(b, op.Next):
                 return (
                     "prompt_react",
                     f"whenever {state(a, domain)}, {_must(b.arg, domain, 'at the next step', who)}",
@@ -162,29 +163,29 @@ def pattern_of(f: s.Formula, domain: Domain) -> tuple[str, str] | None:
             if not b.has_future:
                 then = _must(b, domain, "at the same time", who)
                 return "instant_react", f"whenever {state(a, domain)}, {then}"
-        if isinstance(g, s.Iff):
-            if isinstance(g.right, s.Next):
+        if isinstance(g, op.Iff):
+            if isinstance(g.right, op.Next):
                 return (
                     "bound_delay",
                     f"{state(g.right.arg, domain)} at a step exactly when "
                     f"{state(g.left, domain)} at the step before",
                 )
             return "bound_react", f"{state(g.left, domain)} exactly when {state(g.right, domain)}"
-    if isinstance(f, s.WeakUntil) and isinstance(f.left, s.Not):
+    if isinstance(f, op.WeakUntil) and isinstance(f.left, op.Not):
         b, a = f.left.arg, f.right
         first = _first(a, b, domain)
         return "precedence", f"{first} (neither has to happen)"
-    if isinstance(f, s.Until) and isinstance(f.left, s.Not):
+    if isinstance(f, op.Until) and isinstance(f.left, op.Not):
         b, a = f.left.arg, f.right
         first = _first(a, b, domain)
         return "past_avoid", f"{first}, and {_must(a, domain, 'eventually')}"
-    if isinstance(f, s.Until):
+    if isinstance(f, op.Until):
         return (
             "wait",
             f"{_must(f.left, domain, 'until')} {state(f.right, domain)}, "
             f"and {_must(f.right, domain, 'eventually')}",
         )
-    if isinstance(f, s.Not) and (c := count_of(f.arg)) is not None:
+    if isinstance(f, op.Not) and (c := count_of(f.arg)) is not None:
         a, n = c
         return "upper_rest_avoid", _never(a, domain) if n == 1 else _visits(
             a, domain, "may", f"at most {_times(n - 1)}"
@@ -194,7 +195,7 @@ def pattern_of(f: s.Formula, domain: Domain) -> tuple[str, str] | None:
         if n == 1:
             return "visit", _must(a, domain, "at some point")
         return "lower_rest_avoid", _visits(a, domain, "must", f"at least {_times(n)}")
-    if isinstance(f, s.And) and len(f.args) == 2 and (c := count_of(f.args[0])):
+    if isinstance(f, op.And) and len(f.args) == 2 and (c := count_of(f.args[0])):
         a, n = c
         if f == pt.exact_restricted_avoidance(a, n):
             return "exact_rest_avoid", _visits(a, domain, "must", f"exactly {_times(n)}")
@@ -202,24 +203,24 @@ def pattern_of(f: s.Formula, domain: Domain) -> tuple[str, str] | None:
 
 
 _UNARY = {
-    s.Not: "it is not the case that {}",
-    s.Next: "at the next step, {}",
-    s.WeakNext: "at the next step, if there is one, {}",
-    s.Eventually: "at some step from now on, {}",
-    s.Always: "at every step from now on, {}",
-    s.Yesterday: "at the previous step, {}",
-    s.WeakYesterday: "at the previous step, if there was one, {}",
-    s.Once: "at some step so far, {}",
-    s.Historically: "at every step so far, {}",
+    op.Not: "it is not the case that {}",
+    op.Next: "at the next step, {}",
+    op.WeakNext: "at the next step, if there is one, {}",
+    op.Eventually: "at some step from now on, {}",
+    op.Always: "at every step from now on, {}",
+    op.Yesterday: "at the previous step, {}",
+    op.WeakYesterday: "at the previous step, if there was one, {}",
+    op.Once: "at some step so far, {}",
+    op.Historically: "at every step so far, {}",
 }
 _BINARY = {
-    s.Implies: "if {}, then {}",
-    s.Iff: "{} exactly when {}",
-    s.Until: "{} until {}, which must happen",
-    s.WeakUntil: "{} until {}, or forever",
-    s.Release: "{1} up to and including the first step where {0}, or forever",
-    s.Since: "{1} at some step so far, and {0} at every step after it",
-    s.WeakSince: "{0} at every step so far, or since {1}",
+    op.Implies: "if {}, then {}",
+    op.Iff: "{} exactly when {}",
+    op.Until: "{} until {}, which must happen",
+    op.WeakUntil: "{} until {}, or forever",
+    op.Release: "{1} up to and including the first step where {0}, or forever",
+    op.Since: "{1} at some step so far, and {0} at every step after it",
+    op.WeakSince: "{0} at every step so far, or since {1}",
 }
 
 
@@ -234,9 +235,9 @@ def english(f: s.Formula, domain: Domain) -> str:
         return "always true" if f.value else "never true (nothing satisfies it)"
     if isinstance(f, s.End):
         return "the trace has ended"
-    if isinstance(f, s.And):
+    if isinstance(f, op.And):
         return "; and ".join(english(x, domain) for x in f.args)
-    if isinstance(f, s.Or):
+    if isinstance(f, op.Or):
         return "; or ".join(english(x, domain) for x in f.args)
     if isinstance(f, s.Unary):
         return _UNARY[type(f)].format(_clause(f.arg, domain))
@@ -248,6 +249,6 @@ def english(f: s.Formula, domain: Domain) -> str:
 def _clause(f: s.Formula, domain: Domain) -> str:
     if _is_literal(f):
         return state(f, domain)
-    if isinstance(f, s.And | s.Or) and all(_is_literal(x) for x in f.args):
+    if isinstance(f, op.And | op.Or) and all(_is_literal(x) for x in f.args):
         return state(f, domain)
     return f"({english(f, domain)})"

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from governor.errors import SpecError
 from governor.ltl import lexicon as lx
 from governor.ltl.domain import Domain
+from governor.ltl.operators import Not, Or
 from governor.ltl.parser import atom
-from governor.ltl.syntax import Formula, Not, Or
+from governor.ltl.syntax import Formula
 
 
 @dataclass(frozen=True)

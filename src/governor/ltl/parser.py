@@ -28,22 +28,23 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from governor.errors import SpecError
+from governor.ltl import operators as op
 from governor.ltl import syntax as s
 
 _TOKEN = re.compile(r"\s*(?:(<->|<=>|->|=>|&&|\|\||\[\]|<>|[!~&|(),])|([A-Za-z0-9_]+)|(\S))")
 
 _UNARY: dict[str, type[s.Unary]] = {
-    "!": s.Not, "~": s.Not, "not": s.Not, "X": s.Next, "WX": s.WeakNext, "N": s.WeakNext,
-    "F": s.Eventually, "<>": s.Eventually, "G": s.Always, "[]": s.Always, "Y": s.Yesterday,
-    "Z": s.WeakYesterday, "O": s.Once, "H": s.Historically,
+    "!": op.Not, "~": op.Not, "not": op.Not, "X": op.Next, "WX": op.WeakNext, "N": op.WeakNext,
+    "F": op.Eventually, "<>": op.Eventually, "G": op.Always, "[]": op.Always, "Y": op.Yesterday,
+    "Z": op.WeakYesterday, "O": op.Once, "H": op.Historically,
 }  # fmt: skip
 _TEMPORAL: dict[str, type[s.Binary]] = {
-    "U": s.Until, "W": s.WeakUntil, "R": s.Release, "S": s.Since, "B": s.WeakSince,
+    "U": op.Until, "W": op.WeakUntil, "R": op.Release, "S": op.Since, "B": op.WeakSince,
 }  # fmt: skip
 _CONSTANTS: dict[str, s.Formula] = {"true": s.TRUE, "false": s.FALSE, "end": s.END}
 _PREFIX_BINARY: dict[str, Callable[[s.Formula, s.Formula], s.Formula]] = {
-    "&": lambda a, b: s.And((a, b)), "|": lambda a, b: s.Or((a, b)), "i": s.Implies,
-    "->": s.Implies, "e": s.Iff, "<->": s.Iff, **_TEMPORAL, "V": s.Release,
+    "&": lambda a, b: op.And((a, b)), "|": lambda a, b: op.Or((a, b)), "i": op.Implies,
+    "->": op.Implies, "e": op.Iff, "<->": op.Iff, **_TEMPORAL, "V": op.Release,
 }  # fmt: skip
 
 
@@ -147,20 +148,20 @@ def _iff(r: _Reader) -> s.Formula:
     left = _implies(r)
     if r.peek() in ("<->", "<=>"):
         r.take()
-        return s.Iff(left, _iff(r))
+        return op.Iff(left, _iff(r))
     return left
 
 
 def _implies(r: _Reader) -> s.Formula:
-    left = _chain(r, s.Or, ("|", "||", "or"))
+    left = _chain(r, op.Or, ("|", "||", "or"))
     if r.peek() in ("->", "=>"):
         r.take()
-        return s.Implies(left, _implies(r))
+        return op.Implies(left, _implies(r))
     return left
 
 
 def _chain(r: _Reader, cls: type[s.NAry], ops: tuple[str, ...]) -> s.Formula:
-    below = _and if cls is s.Or else _binary
+    below = _and if cls is op.Or else _binary
     items = [below(r)]
     while r.peek() in ops:
         r.take()
@@ -169,7 +170,7 @@ def _chain(r: _Reader, cls: type[s.NAry], ops: tuple[str, ...]) -> s.Formula:
 
 
 def _and(r: _Reader) -> s.Formula:
-    return _chain(r, s.And, ("&", "&&", "and"))
+    return _chain(r, op.And, ("&", "&&", "and"))
 
 
 def _binary(r: _Reader) -> s.Formula:
@@ -235,7 +236,7 @@ def _prefix(r: _Reader) -> s.Formula:
     r.fail("a prefix operator (! X WX F G Y Z O H & | i e U W R S B) or an atom")
 
 
-_PREFIX_SYMBOL = {s.Implies: "i", s.Iff: "e"}
+_PREFIX_SYMBOL = {op.Implies: "i", op.Iff: "e"}
 
 
 def to_prefix(f: s.Formula) -> str:

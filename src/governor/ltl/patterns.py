@@ -17,6 +17,7 @@ import itertools
 from collections.abc import Callable
 
 from governor.errors import SpecError
+from governor.ltl import operators as op
 from governor.ltl import syntax as s
 from governor.ltl.parser import parse
 
@@ -35,7 +36,7 @@ def _and(*fs: s.Formula) -> s.Formula:
     """Right-nested binary conjunction, as in prefix notation: ``& a & b c``."""
     out = fs[-1]
     for f in reversed(fs[:-1]):
-        out = s.And((f, out))
+        out = op.And((f, out))
     return out
 
 
@@ -53,110 +54,112 @@ def _count(n: int, least: int) -> int:
 
 def visit(*props: Prop) -> s.Formula:
     """Visit every one of them, in any order: ``F a & F b``."""
-    return _and(*(s.Eventually(p) for p in _some(props)))
+    return _and(*(op.Eventually(p) for p in _some(props)))
 
 
 def sequenced_visit(*props: Prop) -> s.Formula:
     """Visit them in this order, other visits allowed in between: ``F(a & F b)``."""
     fs = _some(props)
-    out: s.Formula = s.Eventually(fs[-1])
+    out: s.Formula = op.Eventually(fs[-1])
     for p in reversed(fs[:-1]):
-        out = s.Eventually(s.And((p, out)))
+        out = op.Eventually(op.And((p, out)))
     return out
 
 
 def ordered_visit(*props: Prop) -> s.Formula:
     """Visit them all, and none before the one listed ahead of it: ``(!b U a) & F b``."""
     fs = _some(props, 2)
-    steps = [s.Until(s.Not(b), a) for a, b in itertools.pairwise(fs)]
-    return _and(*steps, s.Eventually(fs[-1]))
+    steps = [op.Until(op.Not(b), a) for a, b in itertools.pairwise(fs)]
+    return _and(*steps, op.Eventually(fs[-1]))
 
 
 def strictly_ordered_visit(*props: Prop) -> s.Formula:
     """Ordered visit, and each one left before the next is entered: adds
     ``!a U (a U (!a U b))`` for each consecutive pair."""
     fs = _some(props, 2)
-    pairs = [s.Until(s.Not(a), s.Until(a, s.Until(s.Not(a), b))) for a, b in itertools.pairwise(fs)]
-    return s.And((ordered_visit(*fs), _and(*pairs)))
+    pairs = [
+        op.Until(op.Not(a), op.Until(a, op.Until(op.Not(a), b))) for a, b in itertools.pairwise(fs)
+    ]
+    return op.And((ordered_visit(*fs), _and(*pairs)))
 
 
 def patrolling(*props: Prop) -> s.Formula:
     """Visit each of them again and again (on a finite trace: after every position): ``G F a``."""
-    return _and(*(s.Always(s.Eventually(p)) for p in _some(props)))
+    return _and(*(op.Always(op.Eventually(p)) for p in _some(props)))
 
 
 def global_avoidance(*props: Prop) -> s.Formula:
     """Never be at any of them: ``G !a``."""
-    return _and(*(s.Always(s.Not(p)) for p in _some(props)))
+    return _and(*(op.Always(op.Not(p)) for p in _some(props)))
 
 
 def future_avoidance(a: Prop, b: Prop) -> s.Formula:
     """Once ``a`` happens, never ``b`` from then on: ``G(a -> G !b)`` (the Safety Chip's form;
     Menghi's ``G(a -> X G !b)`` differs only when ``a`` and ``b`` can hold together)."""
-    return s.Always(s.Implies(_f(a), s.Always(s.Not(_f(b)))))
+    return op.Always(op.Implies(_f(a), op.Always(op.Not(_f(b)))))
 
 
 def past_avoidance(a: Prop, b: Prop) -> s.Formula:
     """Avoid ``a`` until ``b`` has happened, and ``b`` must happen: ``!a U b``."""
-    return s.Until(s.Not(_f(a)), _f(b))
+    return op.Until(op.Not(_f(a)), _f(b))
 
 
 def precedence(a: Prop, b: Prop) -> s.Formula:
     """``b`` does not happen before ``a`` has (``b`` need not happen at all): ``!b W a``."""
-    return s.WeakUntil(s.Not(_f(b)), _f(a))
+    return op.WeakUntil(op.Not(_f(b)), _f(a))
 
 
 def lower_restricted_avoidance(a: Prop, n: int) -> s.Formula:
     """Visit ``a`` at least ``n`` times (visits are entering episodes): for n = 2,
     ``F(a & a U (!a & !a U F a))``."""
     p, n = _f(a), _count(n, 1)
-    out: s.Formula = s.Eventually(p)
+    out: s.Formula = op.Eventually(p)
     for _ in range(n - 1):
-        left = s.And((s.Not(p), s.Until(s.Not(p), out)))
-        out = s.Eventually(s.And((p, s.Until(p, left))))
+        left = op.And((op.Not(p), op.Until(op.Not(p), out)))
+        out = op.Eventually(op.And((p, op.Until(p, left))))
     return out
 
 
 def upper_restricted_avoidance(a: Prop, n: int) -> s.Formula:
     """Visit ``a`` at most ``n`` times (visits are entering episodes): ``!`` (at least n + 1)."""
-    return s.Not(lower_restricted_avoidance(a, _count(n, 0) + 1))
+    return op.Not(lower_restricted_avoidance(a, _count(n, 0) + 1))
 
 
 def exact_restricted_avoidance(a: Prop, n: int) -> s.Formula:
     """Visit ``a`` exactly ``n`` times: at least ``n`` and at most ``n``."""
     if _count(n, 0) == 0:
         return upper_restricted_avoidance(a, 0)
-    return s.And((lower_restricted_avoidance(a, n), upper_restricted_avoidance(a, n)))
+    return op.And((lower_restricted_avoidance(a, n), upper_restricted_avoidance(a, n)))
 
 
 def instantaneous_reaction(a: Prop, b: Prop) -> s.Formula:
     """Whenever ``a`` holds, ``b`` holds too: ``G(a -> b)``."""
-    return s.Always(s.Implies(_f(a), _f(b)))
+    return op.Always(op.Implies(_f(a), _f(b)))
 
 
 def delayed_reaction(a: Prop, b: Prop) -> s.Formula:
     """Whenever ``a`` holds, ``b`` holds then or later: ``G(a -> F b)``."""
-    return s.Always(s.Implies(_f(a), s.Eventually(_f(b))))
+    return op.Always(op.Implies(_f(a), op.Eventually(_f(b))))
 
 
 def prompt_reaction(a: Prop, b: Prop) -> s.Formula:
     """Whenever ``a`` holds, ``b`` holds at the next position, which must exist: ``G(a -> X b)``."""
-    return s.Always(s.Implies(_f(a), s.Next(_f(b))))
+    return op.Always(op.Implies(_f(a), op.Next(_f(b))))
 
 
 def bound_reaction(a: Prop, b: Prop) -> s.Formula:
     """``b`` holds exactly when ``a`` does: ``G(a <-> b)``."""
-    return s.Always(s.Iff(_f(a), _f(b)))
+    return op.Always(op.Iff(_f(a), _f(b)))
 
 
 def bound_delay(a: Prop, b: Prop) -> s.Formula:
     """``b`` holds at the next position exactly when ``a`` holds now: ``G(a <-> X b)``."""
-    return s.Always(s.Iff(_f(a), s.Next(_f(b))))
+    return op.Always(op.Iff(_f(a), op.Next(_f(b))))
 
 
 def wait(a: Prop, b: Prop) -> s.Formula:
     """Stay at ``a`` until ``b`` happens, and ``b`` must happen: ``a U b``."""
-    return s.Until(_f(a), _f(b))
+    return op.Until(_f(a), _f(b))
 
 
 PATTERNS: dict[str, Callable[..., s.Formula]] = {

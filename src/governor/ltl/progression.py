@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
 from typing import Any
 
+from governor.ltl import operators as op
 from governor.ltl import syntax as s
 from governor.ltl.simplify import NOT_END, conj, disj, iff, make, neg
 from governor.ltl.syntax import END, FALSE, TRUE, Formula
@@ -107,15 +108,15 @@ def _advance(f: Formula, labels: frozenset[str]) -> Formula:
 
 def _advance_node(f: Any, ls: frozenset[str]) -> Formula:
     t = type(f)
-    if t is s.Yesterday or t is s.WeakYesterday:
-        cls: type = s.WeakYesterday if _now(f.arg, ls) else s.Yesterday
+    if t is op.Yesterday or t is op.WeakYesterday:
+        cls: type = op.WeakYesterday if _now(f.arg, ls) else op.Yesterday
         return make(cls, _advance(f.arg, ls))
-    if t is s.Once:
+    if t is op.Once:
         return TRUE if _now(f, ls) else make(t, _advance(f.arg, ls))
-    if t is s.Historically:
+    if t is op.Historically:
         return make(t, _advance(f.arg, ls)) if _now(f, ls) else FALSE
-    if t is s.Since or t is s.WeakSince:
-        cls = s.WeakSince if _now(f, ls) else s.Since
+    if t is op.Since or t is op.WeakSince:
+        cls = op.WeakSince if _now(f, ls) else op.Since
         return make(cls, _advance(f.left, ls), _advance(f.right, ls))
     return make(t, *(_advance(k, ls) for k in f.children()))
 
@@ -126,37 +127,37 @@ def _p(f: Formula, ls: frozenset[str]) -> Formula:
 
 _PROG: dict[type, Callable[[Any, frozenset[str]], Formula]] = {
     s.End: lambda f, ls: FALSE,
-    s.Not: lambda f, ls: neg(_p(f.arg, ls)),
-    s.And: lambda f, ls: conj(*(_p(a, ls) for a in f.args)),
-    s.Or: lambda f, ls: disj(*(_p(a, ls) for a in f.args)),
-    s.Implies: lambda f, ls: disj(neg(_p(f.left, ls)), _p(f.right, ls)),
-    s.Iff: lambda f, ls: iff(_p(f.left, ls), _p(f.right, ls)),
-    s.Next: lambda f, ls: conj(_advance(f.arg, ls), NOT_END),
-    s.WeakNext: lambda f, ls: disj(_advance(f.arg, ls), END),
-    s.Eventually: lambda f, ls: disj(_p(f.arg, ls), conj(_advance(f, ls), NOT_END)),
-    s.Always: lambda f, ls: conj(_p(f.arg, ls), disj(_advance(f, ls), END)),
-    s.Until: lambda f, ls: disj(_p(f.right, ls), conj(_p(f.left, ls), _advance(f, ls), NOT_END)),
-    s.WeakUntil: lambda f, ls: disj(
+    op.Not: lambda f, ls: neg(_p(f.arg, ls)),
+    op.And: lambda f, ls: conj(*(_p(a, ls) for a in f.args)),
+    op.Or: lambda f, ls: disj(*(_p(a, ls) for a in f.args)),
+    op.Implies: lambda f, ls: disj(neg(_p(f.left, ls)), _p(f.right, ls)),
+    op.Iff: lambda f, ls: iff(_p(f.left, ls), _p(f.right, ls)),
+    op.Next: lambda f, ls: conj(_advance(f.arg, ls), NOT_END),
+    op.WeakNext: lambda f, ls: disj(_advance(f.arg, ls), END),
+    op.Eventually: lambda f, ls: disj(_p(f.arg, ls), conj(_advance(f, ls), NOT_END)),
+    op.Always: lambda f, ls: conj(_p(f.arg, ls), disj(_advance(f, ls), END)),
+    op.Until: lambda f, ls: disj(_p(f.right, ls), conj(_p(f.left, ls), _advance(f, ls), NOT_END)),
+    op.WeakUntil: lambda f, ls: disj(
         _p(f.right, ls), conj(_p(f.left, ls), disj(_advance(f, ls), END))
     ),
-    s.Release: lambda f, ls: conj(_p(f.right, ls), disj(_p(f.left, ls), _advance(f, ls), END)),
+    op.Release: lambda f, ls: conj(_p(f.right, ls), disj(_p(f.left, ls), _advance(f, ls), END)),
 }
 
 _NOW_RULES: dict[type, Callable[[Any, frozenset[str]], bool]] = {
     s.Atom: lambda f, ls: f.label in ls,
     s.Const: lambda f, ls: f.value,
     s.End: lambda f, ls: False,
-    s.Not: lambda f, ls: not _now(f.arg, ls),
-    s.And: lambda f, ls: all(_now(a, ls) for a in f.args),
-    s.Or: lambda f, ls: any(_now(a, ls) for a in f.args),
-    s.Implies: lambda f, ls: not _now(f.left, ls) or _now(f.right, ls),
-    s.Iff: lambda f, ls: _now(f.left, ls) == _now(f.right, ls),
-    s.Yesterday: lambda f, ls: False,  # the history says: not held (or no previous position)
-    s.WeakYesterday: lambda f, ls: True,  # the history says: held (or no previous position)
-    s.Once: lambda f, ls: _now(f.arg, ls),  # not yet held before (else it would be true)
-    s.Historically: lambda f, ls: _now(f.arg, ls),  # always held before (else false)
-    s.Since: lambda f, ls: _now(f.right, ls),
-    s.WeakSince: lambda f, ls: _now(f.right, ls) or _now(f.left, ls),
+    op.Not: lambda f, ls: not _now(f.arg, ls),
+    op.And: lambda f, ls: all(_now(a, ls) for a in f.args),
+    op.Or: lambda f, ls: any(_now(a, ls) for a in f.args),
+    op.Implies: lambda f, ls: not _now(f.left, ls) or _now(f.right, ls),
+    op.Iff: lambda f, ls: _now(f.left, ls) == _now(f.right, ls),
+    op.Yesterday: lambda f, ls: False,  # the history says: not held (or no previous position)
+    op.WeakYesterday: lambda f, ls: True,  # the history says: held (or no previous position)
+    op.Once: lambda f, ls: _now(f.arg, ls),  # not yet held before (else it would be true)
+    op.Historically: lambda f, ls: _now(f.arg, ls),  # always held before (else false)
+    op.Since: lambda f, ls: _now(f.right, ls),
+    op.WeakSince: lambda f, ls: _now(f.right, ls) or _now(f.left, ls),
 }
 
 
@@ -181,15 +182,15 @@ def _empty(f: Any) -> bool:
         return bool(f.value)
     if t is s.End:
         return True
-    if t is s.Not:
+    if t is op.Not:
         return not accepts_empty(f.arg)
-    if t is s.And:
+    if t is op.And:
         return all(accepts_empty(a) for a in f.args)
-    if t is s.Or:
+    if t is op.Or:
         return any(accepts_empty(a) for a in f.args)
-    if t is s.Implies:
+    if t is op.Implies:
         return not accepts_empty(f.left) or accepts_empty(f.right)
-    if t is s.Iff:
+    if t is op.Iff:
         return accepts_empty(f.left) == accepts_empty(f.right)
     return False
 

@@ -15,6 +15,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from governor.errors import SpecError
+from governor.ltl import operators as op
 from governor.ltl import syntax as s
 from governor.ltl.parser import atom
 from governor.ltl.progression import FALSE, accepts_empty, progress
@@ -154,17 +155,17 @@ def _atoms(props: Iterable[str | s.Formula]) -> list[s.Formula]:
 def at_most_one(props: Iterable[str | s.Formula]) -> s.Formula:
     """``G`` (no two of the atoms hold at once)."""
     xs = _atoms(props)
-    pairs = [s.Not(s.And((a, b))) for a, b in itertools.combinations(xs, 2)]
-    return s.Always(conj(*pairs)) if pairs else s.TRUE
+    pairs = [op.Not(op.And((a, b))) for a, b in itertools.combinations(xs, 2)]
+    return op.Always(conj(*pairs)) if pairs else s.TRUE
 
 
 def exactly_one(props: Iterable[str | s.Formula]) -> s.Formula:
     """``G`` (exactly one of the atoms holds), e.g. the agent is in exactly one room."""
     xs = _atoms(props)
     if len(xs) == 1:
-        return s.Always(xs[0])
-    cases = [s.And((x, *(s.Not(y) for y in xs if y is not x))) for x in xs]
-    return s.Always(s.Or(tuple(cases)))
+        return op.Always(xs[0])
+    cases = [op.And((x, *(op.Not(y) for y in xs if y is not x))) for x in xs]
+    return op.Always(op.Or(tuple(cases)))
 
 
 def powerset(props: Iterable[str]) -> list[frozenset[str]]:

@@ -11,31 +11,32 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from governor.ltl import operators as op
 from governor.ltl import syntax as s
 from governor.ltl.syntax import END, FALSE, TRUE, Formula
 
-NOT_END = s.Not(END)
+NOT_END = op.Not(END)
 
 
 def neg(f: Formula) -> Formula:
     """``!f``, simplified."""
     if type(f) is s.Const:
         return FALSE if f.value else TRUE
-    return f.arg if type(f) is s.Not else s.Not(f)
+    return f.arg if type(f) is op.Not else op.Not(f)
 
 
 def conj(*fs: Formula) -> Formula:
     """``f1 & f2 & ...``: flattened, deduplicated, sorted; ``true`` if empty."""
-    return _nary(s.And, fs)
+    return _nary(op.And, fs)
 
 
 def disj(*fs: Formula) -> Formula:
     """``f1 | f2 | ...``: flattened, deduplicated, sorted; ``false`` if empty."""
-    return _nary(s.Or, fs)
+    return _nary(op.Or, fs)
 
 
 def _nary(cls: type[s.NAry], fs: Iterable[Formula]) -> Formula:
-    unit = cls is s.And  # the neutral constant's value; its negation absorbs
+    unit = cls is op.And  # the neutral constant's value; its negation absorbs
     neutral, absorbing = (TRUE, FALSE) if unit else (FALSE, TRUE)
     items: dict[Formula, None] = {}
     stack: list[Any] = list(fs)
@@ -51,11 +52,11 @@ def _nary(cls: type[s.NAry], fs: Iterable[Formula]) -> Formula:
         else:
             items[f] = None
     for f in items:
-        if type(f) is s.Not and f.arg in items:
+        if type(f) is op.Not and f.arg in items:
             return absorbing
     # knowing whether the trace has ended settles it inside the other operands:
     # !end & (x | end) = !end & x, and end | (x & !end) = end | x
-    known, settled, inner = (NOT_END, END, s.Or) if unit else (END, NOT_END, s.And)
+    known, settled, inner = (NOT_END, END, op.Or) if unit else (END, NOT_END, op.And)
     if known in items and any(type(f) is inner and settled in f.args for f in items):
         other = disj if unit else conj
         return _nary(
@@ -75,7 +76,7 @@ def implies(a: Formula, b: Formula) -> Formula:
         return b if a.value else TRUE
     if type(b) is s.Const:
         return TRUE if b.value else neg(a)
-    return TRUE if a == b else s.Implies(a, b)
+    return TRUE if a == b else op.Implies(a, b)
 
 
 def iff(a: Formula, b: Formula) -> Formula:
@@ -88,13 +89,13 @@ def iff(a: Formula, b: Formula) -> Formula:
         return TRUE
     if a == neg(b):
         return FALSE
-    return s.Iff(a, b) if str(a) <= str(b) else s.Iff(b, a)
+    return op.Iff(a, b) if str(a) <= str(b) else op.Iff(b, a)
 
 
 def _unary_rule(cls: type[s.Unary]) -> Callable[[Formula], Formula | None]:
     """Simplifications of ``cls(x)`` valid at every position of a non-empty trace."""
-    idempotent = cls in (s.Eventually, s.Always, s.Once, s.Historically)
-    keep = {s.Next: False, s.WeakNext: True, s.Yesterday: False, s.WeakYesterday: True}
+    idempotent = cls in (op.Eventually, op.Always, op.Once, op.Historically)
+    keep = {op.Next: False, op.WeakNext: True, op.Yesterday: False, op.WeakYesterday: True}
 
     def rule(x: Formula) -> Formula | None:
         if type(x) is s.Const and (idempotent or keep.get(cls) == x.value):
@@ -106,17 +107,17 @@ def _unary_rule(cls: type[s.Unary]) -> Callable[[Formula], Formula | None]:
 
 def _binary_rule(cls: type[s.Binary]) -> Callable[[Formula, Formula], Formula | None]:
     """Simplifications of ``cls(a, b)`` valid at every position of a non-empty trace."""
-    weak = cls in (s.WeakUntil, s.WeakSince)
-    release = cls is s.Release
-    grow = s.Once if cls is s.Since else s.Eventually  # a op b with a true
-    hold = s.Historically if cls is s.WeakSince else s.Always  # weak a op b with b false
+    weak = cls in (op.WeakUntil, op.WeakSince)
+    release = cls is op.Release
+    grow = op.Once if cls is op.Since else op.Eventually  # a op b with a true
+    hold = op.Historically if cls is op.WeakSince else op.Always  # weak a op b with b false
 
     def rule(a: Formula, b: Formula) -> Formula | None:
         if type(b) is s.Const and (b.value or not weak):
             return b
         if release:
             if type(a) is s.Const:
-                return b if a.value else make(s.Always, b)
+                return b if a.value else make(op.Always, b)
             return None
         if type(a) is s.Const:
             return b if not a.value else (TRUE if weak else make(grow, b))
@@ -126,16 +127,16 @@ def _binary_rule(cls: type[s.Binary]) -> Callable[[Formula, Formula], Formula | 
 
 
 _BUILD: dict[type, Callable[..., Formula]] = {
-    s.Not: neg,
-    s.And: conj,
-    s.Or: disj,
-    s.Implies: implies,
-    s.Iff: iff,
+    op.Not: neg,
+    op.And: conj,
+    op.Or: disj,
+    op.Implies: implies,
+    op.Iff: iff,
 }
 _RULES: dict[type, Callable[..., Formula | None]] = {
-    **{c: _unary_rule(c) for c in (s.Next, s.WeakNext, s.Eventually, s.Always)},
-    **{c: _unary_rule(c) for c in (s.Yesterday, s.WeakYesterday, s.Once, s.Historically)},
-    **{c: _binary_rule(c) for c in (s.Until, s.WeakUntil, s.Release, s.Since, s.WeakSince)},
+    **{c: _unary_rule(c) for c in (op.Next, op.WeakNext, op.Eventually, op.Always)},
+    **{c: _unary_rule(c) for c in (op.Yesterday, op.WeakYesterday, op.Once, op.Historically)},
+    **{c: _binary_rule(c) for c in (op.Until, op.WeakUntil, op.Release, op.Since, op.WeakSince)},
 }
 
 

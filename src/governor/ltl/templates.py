@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable
 
 from governor.errors import SpecError
+from governor.ltl import operators as op
 from governor.ltl import patterns as pt
 from governor.ltl import syntax as s
 
@@ -83,9 +84,9 @@ _TEMPLATES: list[tuple[str, str, Build]] = [
      r"(?: ever)? {A}(?: at any time| at all times| ever| at all| anytime| always)?",
      lambda a, b, n: pt.global_avoidance(a)),
     ("instant_react", r"{NEG} {B} (?:if|when|whenever|while|as long as) {AS}",
-     lambda a, b, n: pt.instantaneous_reaction(a, s.Not(b))),
+     lambda a, b, n: pt.instantaneous_reaction(a, op.Not(b))),
     ("instant_react", r"(?:if|when|whenever|while) {AS} {NEG} {B}",
-     lambda a, b, n: pt.instantaneous_reaction(a, s.Not(b))),
+     lambda a, b, n: pt.instantaneous_reaction(a, op.Not(b))),
     ("instant_react", r"(?:{MUST}|always) {B} (?:if|when|whenever|while) {AS}",
      lambda a, b, n: pt.instantaneous_reaction(a, b)),
     # reactions that must be immediate

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from governor.errors import GovernorError, SpecError
+from governor.ltl import operators as op
 from governor.ltl import syntax as s
 from governor.ltl.domain import Domain
 from governor.ltl.grounding import Lifted, lift
@@ -96,4 +97,4 @@ def conjoin(translations: Sequence[Translation]) -> s.Formula:
     formulas = [t.formula for t in translations if t.formula is not None]
     if not formulas:
         raise SpecError("expected at least one translation, found none")
-    return formulas[0] if len(formulas) == 1 else s.And(tuple(formulas))
+    return formulas[0] if len(formulas) == 1 else op.And(tuple(formulas))
