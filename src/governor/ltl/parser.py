@@ -17,21 +17,23 @@ Prefix (Polish) notation, one operator or atom per token: ``! X F G WX N Y Z O H
 operand; ``& | i e U W R S B`` take two (``i`` implies, ``e`` iff). Example:
 ``G i kitchen F living_room`` is ``G(kitchen -> F living_room)``.
 
-Errors are :class:`SpecError` with the column, the text and a caret under the offending spot.
+Both readers use explicit stacks, not recursion, and are linear in the text; tokens and errors come
+from :mod:`governor.ltl.reader` (a SpecError with the column and a window of the text with a caret
+under the offending spot). Formulas deeper than :data:`~governor.ltl.syntax.MAX_DEPTH` are refused.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NoReturn
 
 from governor.errors import SpecError
 from governor.ltl import operators as op
 from governor.ltl import syntax as s
+from governor.ltl.reader import Reader, Token
 
-_TOKEN = re.compile(r"\s*(?:(<->|<=>|->|=>|&&|\|\||\[\]|<>|[!~&|(),])|([A-Za-z0-9_]+)|(\S))")
+"""The longest formula text read; longer text is refused before it is tokenised."""
+"""Characters of the text shown on each side of an error's column."""
 
 _UNARY: dict[str, type[s.Unary]] = {
     "!": op.Not, "~": op.Not, "not": op.Not, "X": op.Next, "WX": op.WeakNext, "N": op.WeakNext,
@@ -48,192 +50,134 @@ _PREFIX_BINARY: dict[str, Callable[[s.Formula, s.Formula], s.Formula]] = {
 }  # fmt: skip
 
 
-@dataclass(frozen=True)
-class _Token:
-    text: str
-    start: int  # offset in the source
-    word: bool  # a name or argument, not a symbol
-
-
-def _tokens(text: str) -> list[_Token]:
-    out = []
-    for m in _TOKEN.finditer(text):
-        if m.group(3) is not None:
-            _fail(
-                text,
-                m.start(3),
-                f"expected an operator, a name or a parenthesis, found {m.group(3)!r}",
-            )
-        if m.group(1) is not None:
-            out.append(_Token(m.group(1), m.start(1), False))
-        elif m.group(2) is not None:
-            out.append(_Token(m.group(2), m.start(2), True))
-    return out
-
-
-def _fail(text: str, offset: int, message: str) -> NoReturn:
-    line = text.replace("\n", " ").replace("\t", " ")
-    raise SpecError(f"{message} at column {offset + 1}\n  {line}\n  {' ' * offset}^")
-
-
-class _Reader:
-    """A cursor over the tokens of one text."""
-
-    def __init__(self, text: str) -> None:
-        if not isinstance(text, str):
-            raise SpecError(f"formula text: expected a str, found {type(text).__name__}")
-        self.text = text
-        self.toks = _tokens(text)
-        self.i = 0
-
-    def peek(self) -> str | None:
-        return self.toks[self.i].text if self.i < len(self.toks) else None
-
-    def take(self) -> _Token:
-        tok = self.toks[self.i]
-        self.i += 1
-        return tok
-
-    def fail(self, expected: str) -> NoReturn:
-        if self.i < len(self.toks):
-            tok = self.toks[self.i]
-            _fail(self.text, tok.start, f"expected {expected}, found {tok.text!r}")
-        _fail(self.text, len(self.text), f"expected {expected}, found the end of the text")
-
-    def expect(self, text: str) -> None:
-        if self.peek() != text:
-            self.fail(repr(text))
-        self.i += 1
-
-    def atom(self) -> s.Formula:
-        """An atom at the cursor (the name already checked to be a word)."""
-        tok = self.take()
-        if not s.NAME.fullmatch(tok.text):
-            self.i -= 1
-            self.fail("an atom name (a letter or _ first)")
-        args: list[str] = []
-        if self.peek() == "(":
-            self.i += 1
-            while True:
-                if self.i >= len(self.toks) or not self.toks[self.i].word:
-                    self.fail("an argument (letters, digits or _)")
-                args.append(self.take().text)
-                if self.peek() != ",":
-                    break
-                self.i += 1
-            self.expect(")")
-        return self.guard(tok, lambda: s.Atom(tok.text, tuple(args)))
-
-    def guard(self, tok: _Token, build: Callable[[], s.Formula]) -> s.Formula:
-        """Build a node; a SpecError from its constructor points at ``tok``."""
-        try:
-            return build()
-        except SpecError as exc:
-            _fail(self.text, tok.start, str(exc))
-
-    def end(self) -> None:
-        if self.i < len(self.toks):
-            self.fail("an operator or the end of the text")
-
-
 def parse(text: str) -> s.Formula:
-    """The formula written in infix ``text``, e.g. ``G(agent_at(kitchen) -> F is_open(fridge))``."""
-    r = _Reader(text)
-    f = _iff(r)
-    r.end()
-    return f
+    """The formula written in infix ``text``, e.g. ``G(agent_at(kitchen) -> F is_open(fridge))``.
 
-
-def _iff(r: _Reader) -> s.Formula:
-    left = _implies(r)
-    if r.peek() in ("<->", "<=>"):
-        r.take()
-        return op.Iff(left, _iff(r))
-    return left
-
-
-def _implies(r: _Reader) -> s.Formula:
-    left = _chain(r, op.Or, ("|", "||", "or"))
-    if r.peek() in ("->", "=>"):
-        r.take()
-        return op.Implies(left, _implies(r))
-    return left
-
-
-def _chain(r: _Reader, cls: type[s.NAry], ops: tuple[str, ...]) -> s.Formula:
-    below = _and if cls is op.Or else _binary
-    items = [below(r)]
-    while r.peek() in ops:
-        r.take()
-        items.append(below(r))
-    return items[0] if len(items) == 1 else cls(tuple(items))
-
-
-def _and(r: _Reader) -> s.Formula:
-    return _chain(r, op.And, ("&", "&&", "and"))
-
-
-def _binary(r: _Reader) -> s.Formula:
-    left = _unary(r)
-    op = r.peek()
-    if op in _TEMPORAL and r.toks[r.i].word:
+    Operator precedence parsing with explicit stacks: no recursion, linear in the text.
+    """
+    r = Reader(text)
+    operands: list[s.Formula] = []
+    pending: list[_Pending] = []
+    want_operand = True
+    while True:
+        head = r.peek()
+        if want_operand:
+            if head in _UNARY or head == "(":
+                pending.append(_Pending(r.take(), _UNARY_LEVEL if head != "(" else 0))
+            elif head in _CONSTANTS:
+                r.take()
+                operands.append(_CONSTANTS[head])
+                want_operand = False
+            elif head is not None and r.word() and head not in s.KEYWORDS:
+                operands.append(r.atom())
+                want_operand = False
+            else:
+                r.fail("an operand (an atom, true, false, a unary operator or '(')")
+            continue
+        level = _TEMPORAL_LEVEL if head in _TEMPORAL and r.word() else _LEVELS.get(head or "", 0)
+        if not level:
+            if head == ")" and any(p.level == 0 for p in pending):
+                _reduce(r, operands, pending, 0)
+                pending.pop()
+                r.take()
+                continue
+            if any(p.level == 0 for p in pending):
+                r.fail("')'")
+            if head is not None:
+                r.fail("an operator or the end of the text")
+            _reduce(r, operands, pending, 0)
+            return operands[0]
         tok = r.take()
-        right = _binary(r)
-        return r.guard(tok, lambda: _TEMPORAL[tok.text](left, right))
-    return left
+        _reduce(r, operands, pending, level)
+        top = pending[-1] if pending else None
+        if level in _NARY and top is not None and top.level == level:
+            top.count += 1
+        else:
+            pending.append(_Pending(tok, level))
+        want_operand = True
 
 
-def _unary(r: _Reader) -> s.Formula:
-    op = r.peek()
-    if op in _UNARY:
-        tok = r.take()
-        arg = _unary(r)
-        return r.guard(tok, lambda: _UNARY[tok.text](arg))
-    if op == "(":
-        r.take()
-        inner = _iff(r)
-        r.expect(")")
-        return inner
-    if op in _CONSTANTS:
-        r.take()
-        return _CONSTANTS[op]
-    if op is not None and r.toks[r.i].word and op not in s.KEYWORDS:
-        return r.atom()
-    r.fail("an operand (an atom, true, false, a unary operator or '(')")
+@dataclass
+class _Pending:
+    """An operator (or an open parenthesis, level 0) waiting for its operands."""
+
+    tok: Token
+    level: int
+    count: int = 1  # binary operators seen in an n-ary chain
+
+
+_IFF, _IMPLIES, _OR, _AND, _TEMPORAL_LEVEL, _UNARY_LEVEL = 1, 2, 3, 4, 5, 6
+_LEVELS = {
+    "<->": _IFF, "<=>": _IFF, "->": _IMPLIES, "=>": _IMPLIES,
+    "|": _OR, "||": _OR, "or": _OR, "&": _AND, "&&": _AND, "and": _AND,
+}  # fmt: skip
+_NARY: dict[int, type[s.NAry]] = {_OR: op.Or, _AND: op.And}
+
+
+def _reduce(r: Reader, operands: list[s.Formula], pending: list[_Pending], level: int) -> None:
+    """Build the pending operators that bind tighter than ``level`` (all, down to an open
+    parenthesis, for level 0); right-associative operators of the same level wait."""
+    while pending and pending[-1].level and pending[-1].level > level:
+        p = pending.pop()
+        tok = p.tok
+        if p.level == _UNARY_LEVEL:
+            arg = operands.pop()
+            operands.append(r.guard(tok, _UNARY[tok.text], arg))
+            continue
+        n = p.count + 1 if p.level in _NARY else 2
+        args = operands[-n:]
+        del operands[-n:]
+        if p.level in _NARY:
+            cls = _NARY[p.level]
+            operands.append(r.guard(tok, cls, tuple(args)))
+        else:
+            build = {_IFF: op.Iff, _IMPLIES: op.Implies}.get(p.level) or _TEMPORAL[tok.text]
+            operands.append(r.guard(tok, build, args[0], args[1]))
 
 
 def parse_prefix(text: str) -> s.Formula:
-    """The formula written in prefix ``text``, e.g. ``G i bathroom G ! bedroom``."""
-    r = _Reader(text)
-    f = _prefix(r)
-    r.end()
-    return f
+    """The formula written in prefix ``text``, e.g. ``G i bathroom G ! bedroom``.
+
+    Read with an explicit stack of operators waiting for operands: no recursion, linear.
+    """
+    r = Reader(text)
+    waiting: list[tuple[Token, int, list[s.Formula]]] = []  # operator, arity, operands so far
+    while True:
+        head = r.peek()
+        if head is None:
+            r.fail("an operator or an atom")
+        if head == "(":
+            waiting.append((r.take(), 1, []))
+            continue
+        if head in _PREFIX_BINARY or head in _UNARY:
+            waiting.append((r.take(), 2 if head in _PREFIX_BINARY else 1, []))
+            continue
+        if head in _CONSTANTS:
+            r.take()
+            value = _CONSTANTS[head]
+        elif r.word() and head not in s.KEYWORDS:
+            value = r.atom()
+        else:
+            r.fail("a prefix operator (! X WX F G Y Z O H & | i e U W R S B) or an atom")
+        while waiting:
+            tok, arity, args = waiting[-1]
+            args.append(value)
+            if len(args) < arity:
+                break
+            waiting.pop()
+            if tok.text == "(":
+                r.expect(")")
+            else:
+                value = r.guard(tok, _prefix_node, tok.text, args)
+        else:
+            r.end()
+            return value
 
 
-def _prefix(r: _Reader) -> s.Formula:
-    op = r.peek()
-    if op is None:
-        r.fail("an operator or an atom")
-    if op == "(":
-        r.take()
-        inner = _prefix(r)
-        r.expect(")")
-        return inner
-    if op in _PREFIX_BINARY:
-        tok = r.take()
-        left = _prefix(r)
-        right = _prefix(r)
-        return r.guard(tok, lambda: _PREFIX_BINARY[tok.text](left, right))
-    if op in _UNARY:
-        tok = r.take()
-        arg = _prefix(r)
-        return r.guard(tok, lambda: _UNARY[tok.text](arg))
-    if op in _CONSTANTS:
-        r.take()
-        return _CONSTANTS[op]
-    if r.toks[r.i].word and op not in s.KEYWORDS:
-        return r.atom()
-    r.fail("a prefix operator (! X WX F G Y Z O H & | i e U W R S B) or an atom")
+def _prefix_node(symbol: str, args: list[s.Formula]) -> s.Formula:
+    if symbol in _PREFIX_BINARY:
+        return _PREFIX_BINARY[symbol](args[0], args[1])
+    return _UNARY[symbol](args[0])
 
 
 _PREFIX_SYMBOL = {op.Implies: "i", op.Iff: "e"}
@@ -246,8 +190,8 @@ def to_prefix(f: s.Formula) -> str:
         tail = rest[0] if len(rest) == 1 else type(f)(tuple(rest))
         return f"{f.SYMBOL} {to_prefix(head)} {to_prefix(tail)}"
     if isinstance(f, s.Binary):
-        op = _PREFIX_SYMBOL.get(type(f), f.SYMBOL)
-        return f"{op} {to_prefix(f.left)} {to_prefix(f.right)}"
+        symbol = _PREFIX_SYMBOL.get(type(f), f.SYMBOL)
+        return f"{symbol} {to_prefix(f.left)} {to_prefix(f.right)}"
     if isinstance(f, s.Unary):
         return f"{f.SYMBOL} {to_prefix(f.arg)}"
     return str(f)

@@ -30,6 +30,10 @@ from governor.errors import SpecError
 FUTURE, PAST, ENDS = 1, 2, 4  # flags: has a future operator, a past operator, ``end``
 IFF, IMPLIES, OR, AND, TEMPORAL, UNARY, ATOMIC = range(1, 8)  # binding strength when printed
 
+MAX_DEPTH = 150
+"""The deepest formula a node may head. Printing, progression and satisfiability recurse over the
+tree, so its depth is bounded once, here, and every formula built or parsed obeys it."""
+
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ARG = re.compile(r"[A-Za-z0-9_]+")
 KEYWORDS = frozenset(
@@ -41,10 +45,11 @@ KEYWORDS = frozenset(
 class Formula:
     """Base class of every node. Build nodes with the classes below or with ``parse``."""
 
-    __slots__ = ("_flags", "_hash", "_text")
+    __slots__ = ("_depth", "_flags", "_hash", "_text")
     PREC: ClassVar[int] = ATOMIC
     SYMBOL: ClassVar[str] = ""
     KIND: ClassVar[int] = 0
+    _depth: int
     _flags: int
     _hash: int
     _text: str | None
@@ -56,7 +61,7 @@ class Formula:
         return ()
 
     def _seal(self, own: int = 0) -> None:
-        flags = own
+        flags, depth = own, 1
         for child in self.children():
             if not isinstance(child, Formula):
                 raise SpecError(f"{type(self).__name__}: expected a Formula, found {child!r}")
@@ -66,6 +71,13 @@ class Formula:
                     f" past operators), found {child}"
                 )
             flags |= child._flags
+            depth = max(depth, child._depth + 1)
+        if depth > MAX_DEPTH:
+            raise SpecError(
+                f"{self.SYMBOL or type(self).__name__}: expected a formula nested at most"
+                f" {MAX_DEPTH} levels deep, found {depth} levels"
+            )
+        object.__setattr__(self, "_depth", depth)
         object.__setattr__(self, "_flags", flags)
         object.__setattr__(self, "_hash", hash((type(self), *self._fields())))
         object.__setattr__(self, "_text", None)
@@ -96,6 +108,11 @@ class Formula:
 
     def _render(self) -> str:
         raise NotImplementedError
+
+    @property
+    def depth(self) -> int:
+        """The number of nodes on the longest path from this node to a leaf."""
+        return self._depth
 
     @property
     def has_future(self) -> bool:
