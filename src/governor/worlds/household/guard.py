@@ -32,10 +32,11 @@ from governor.core import (
 from governor.feedback import FeedbackWriter
 from governor.ltl import LTLConstraint, MonitorSet, MonitorSetState, atom, parse
 from governor.ltl.constraint import Spec
+from governor.ltl.operators import Eventually
 from governor.ltl.progression import strip_end
 from governor.ltl.satisfiability import minimal_conflict, one_hot
 from governor.ltl.simplify import conj, neg
-from governor.ltl.syntax import Eventually, Formula
+from governor.ltl.syntax import Formula
 from governor.observer import Observer
 from governor.worlds.household.env import (
     State,
