@@ -123,7 +123,8 @@ def write(path: Path, episodes: tuple[str, ...] = ("ep-1",)) -> list[dict]:
             for t, make in enumerate(DECISIONS):
                 extra = {"observation": f"step {t}", "state": np.arange(3.0)}
                 trace.record(make(), episode=episode, t=t, extra=extra)
-                records.append(decision_record(make(), episode=episode, t=t, extra=extra))
+                record = decision_record(make(), episode=episode, t=t, extra=extra)
+                records.append({**record, "run": trace.run})
             trace.record_episode(episode, {"outcome": "failed", "steps": 4, "ret": np.float32(1.5)})
     return records
 
@@ -146,6 +147,7 @@ def test_records_hold_every_field(path: Path) -> None:
         "prompt_tokens": 120,
         "completion_tokens": 3,
         "seconds": 0.01,
+        "failed": 0,
         "tokens": 123,
     }
     assert ex["verdicts"][0] == {

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -46,8 +47,13 @@ def _demo(args: argparse.Namespace, console: Console) -> int:
 
 def _trace_show(args: argparse.Namespace, console: Console) -> int:
     from governor.trace import render_trace
+    from governor.trace.read import TornRecordWarning
 
-    render_trace(args.file, episode=args.episode, console=console, verbose=args.verbose)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TornRecordWarning)
+        render_trace(args.file, episode=args.episode, console=console, verbose=args.verbose)
+    for warning in caught:
+        console.print(f"warning: {warning.message}", style="yellow", markup=False)
     return 0
 
 
@@ -116,7 +122,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("governor: interrupted", file=sys.stderr)
         return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())
