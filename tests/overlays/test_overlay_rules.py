@@ -107,6 +107,13 @@ def test_load_from_yaml_file(tmp_path: Path) -> None:
         ({"priority": "high"}, "priority", "integer"),
         ({"severity": "dire"}, "severity", "low or medium"),
         ({"descriptor": "{words}"}, "descriptor", "KeyError"),
+        ({"descriptor": "{value.x}"}, "descriptor", "AttributeError"),
+        ({"feedback": "{value[0]}"}, "feedback", "TypeError"),
+        (
+            {"kind": "permissive", "condition": "word_count > 1", "target": ["a"]},
+            "target",
+            "name of an overlay",
+        ),
         ({"colour": "red"}, "colour", "unknown field"),
     ],
 )
@@ -268,3 +275,12 @@ def test_overlays_built_in_code_are_checked() -> None:
         Overlay("x", "word_count", Bounds(max=1), epsilon=-1)
     with pytest.raises(SpecError, match="kind"):
         Overlay("x", "word_count", Bounds(max=1), kind="strict")  # type: ignore[arg-type]
+
+
+def test_a_huge_reply_is_rejected_and_a_huge_turn_is_read_in_part() -> None:
+    from governor.overlays.features.dialogue import MAX_TURN_CHARS, Turn
+
+    overlay = build(BREVITY)["brevity"]
+    verdict = overlay.evaluate((), "word " * (MAX_TURN_CHARS // 2))
+    assert not verdict.admissible and "at most 20,000 characters" in verdict.descriptor
+    assert len(Turn("user", "x" * 20_000_000).text) == MAX_TURN_CHARS

@@ -17,7 +17,7 @@ Errors name the rule and the field.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -176,7 +176,7 @@ def overlay_from(rule: Any, index: int, where: str, res: Resources) -> Overlay:
         scope=scope,
         priority=priority,
         condition=condition,
-        target=rule.get("target"),
+        target=_target(rule.get("target"), fail),
         severity=severity,
         resources=res,
         calibration=dict(calibration),
@@ -185,7 +185,7 @@ def overlay_from(rule: Any, index: int, where: str, res: Resources) -> Overlay:
     for name in ("descriptor", "feedback"):
         try:
             getattr(overlay, name).format(**template_slots(overlay, 1.0, bounds, 0.5))
-        except (KeyError, IndexError, ValueError) as exc:
+        except (KeyError, IndexError, ValueError, AttributeError, TypeError) as exc:
             raise fail(name, f"bad template: {type(exc).__name__}: {exc}") from None
     method = calibration.get("method")
     if method is not None and method != feature.method_with(res):
@@ -195,3 +195,10 @@ def overlay_from(rule: Any, index: int, where: str, res: Resources) -> Overlay:
             f" by {feature.method_with(res)}; recalibrate with the same tokenizer/embed",
         )
     return overlay
+
+
+def _target(value: Any, fail: Callable[[str, str], SpecError]) -> str | None:
+    """A permissive overlay's target: the name of another overlay."""
+    if value is None or isinstance(value, str):
+        return value
+    raise fail("target", expected("the name of an overlay", value))

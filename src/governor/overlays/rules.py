@@ -36,7 +36,7 @@ from typing import Any, Literal
 from governor.core import Severity, Verdict
 from governor.errors import SpecError, expected
 from governor.overlays.features.base import DEFAULT_RESOURCES, Resources, get_feature
-from governor.overlays.features.dialogue import as_dialogue, bot_history
+from governor.overlays.features.dialogue import MAX_TURN_CHARS, as_dialogue, bot_history
 
 Kind = Literal["prohibitory", "transfer", "permissive"]
 KINDS: tuple[str, ...] = ("prohibitory", "transfer", "permissive")
@@ -175,6 +175,12 @@ class Overlay:
             found = "empty" if isinstance(candidate, str) else type(candidate).__name__
             return Verdict.reject(
                 self.name, self.epsilon + 1.0, f"expected a text response, found {found}"
+            )
+        if len(candidate) > MAX_TURN_CHARS:
+            found = f"{len(candidate):,} characters"
+            wanted = f"a reply of at most {MAX_TURN_CHARS:,} characters"
+            return Verdict.reject(
+                self.name, self.epsilon + 1.0, f"expected {wanted}, found {found}"
             )
         ctx = as_dialogue(context)
         if self.kind == "permissive":

@@ -1,4 +1,10 @@
-"""Dialogues: who said what before the candidate reply, read from turns or a trajectory."""
+"""Dialogues: who said what before the candidate reply, read from turns or a trajectory.
+
+Features read at most :data:`MAX_TURN_CHARS` characters of any turn: a longer turn is kept whole
+by whoever holds it, but its :class:`Turn` holds only its first ``MAX_TURN_CHARS`` characters, so
+that no feature's time or memory grows with a hostile input. Overlays reject a candidate reply
+longer than that outright.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,8 @@ from governor.core import Trajectory
 from governor.errors import ConfigError, expected
 
 Role = Literal["user", "assistant"]
+MAX_TURN_CHARS = 20_000
+"""The most characters of one turn that features read (about 3,000 words)."""
 
 
 @dataclass(frozen=True)
@@ -24,6 +32,8 @@ class Turn:
             raise ConfigError(f"turn role: {expected('user or assistant', self.role)}")
         if not isinstance(self.text, str):
             raise ConfigError(f"turn text: {expected('a string', type(self.text).__name__)}")
+        if len(self.text) > MAX_TURN_CHARS:
+            object.__setattr__(self, "text", self.text[:MAX_TURN_CHARS])
 
 
 Dialogue = tuple[Turn, ...]
