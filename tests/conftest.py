@@ -17,15 +17,18 @@ from governor.backends import OpenAIBackend
 from governor.config import BackendConfig
 from governor.data import shared_data_dir
 from governor.overlays.corpora import corpus_path
+from governor.worlds.driving import task as driving_task  # noqa: F401  # registers "driving"
 from governor.worlds.driving.env import DrivingParams
 from governor.worlds.driving.grid_value import GridSpec, GridValue, load_or_compute
 from governor.worlds.smalltalk.responder import RetrievalResponder
 
+# isort: split
+# Registered after driving: the task registry lists the envs in the order they were registered.
+from governor.worlds.commerce import task as commerce_task  # noqa: F401  # registers "commerce"
+
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-CONVERSATIONS = Path(
-    os.environ.get("GOVERNOR_CONVERSATIONS", shared_data_dir() / "conversations")
-)
+CONVERSATIONS = Path(os.environ.get("GOVERNOR_CONVERSATIONS", shared_data_dir() / "conversations"))
 
 
 @pytest.fixture(scope="session")

@@ -8,8 +8,9 @@ from governor.errors import ConfigError
 from governor.safety_values.ddqn import safety_target, train
 from governor.safety_values.ddqn_config import DDQNConfig, gamma_at, step_schedule
 from governor.safety_values.learned import LearnedQ, load_checkpoint
-from governor.safety_values.replay import Cars, ReplayBuffer, Transitions, sample_live_states
+from governor.safety_values.replay import ReplayBuffer, Transitions
 from governor.worlds.driving.env import DrivingParams, margin
+from governor.worlds.driving.task import Cars, sample_live_states
 
 TINY = DDQNConfig(
     minutes=1.0,

@@ -33,9 +33,10 @@ from governor.safety_values.llm_q_train import (  # noqa: E402
     LLMQTrainResult,
     train_llm_q,
 )
-from governor.safety_values.replay import sample_live_states  # noqa: E402
 from governor.usage import metered  # noqa: E402
 from governor.worlds.driving.env import DrivingParams, describe, margin  # noqa: E402
+from governor.worlds.driving.llm_task import DrivingLLMTask  # noqa: E402
+from governor.worlds.driving.task import sample_live_states  # noqa: E402
 
 PARAMS = DrivingParams()
 WORDS = "the car is m away from left right edge of track goal obstacle at degrees to steer"
@@ -105,6 +106,7 @@ def trained(models: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -
     return train_llm_q(
         models["tiny"],
         out,
+        task=DrivingLLMTask(),
         minutes=5.0,
         iterations=3,
         seed=0,
@@ -116,7 +118,7 @@ def trained(models: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -
 
 def _perturbed(path: Path, seed: int = 1, **kw: Any) -> LLMQ:
     """An LLMQ whose adapters are random, so Q differs from the base logits."""
-    llm = LLMQ(path, **kw)
+    llm = LLMQ(path, DrivingLLMTask(), **kw)
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for p in llm.lora_parameters().values():
@@ -269,7 +271,7 @@ def test_td_loss_bootstraps_from_the_target_adapter_at_the_next_position(
 
 
 def test_only_the_lora_weights_learn(models: dict[str, Path]) -> None:
-    llm = LLMQ(models["tiny"])
+    llm = LLMQ(models["tiny"], DrivingLLMTask())
     lora = llm.lora_parameters()
     assert lora and all(".lora_A." in n or ".lora_B." in n for n in lora)
     assert {n.split(".")[-4] for n in lora} == {"q_proj", "v_proj"}
@@ -309,9 +311,9 @@ def test_training_checkpoints_and_reloads_the_same_q(
     assert meta["info"]["iteration"] == 3 and meta["info"]["config"]["batch_size"] == 2
     assert (trained.out / "adapter" / "adapter_model.safetensors").is_file()
     states = sample_live_states(PARAMS, 5, np.random.default_rng(3))
-    loaded = LLMQ.load(trained.out, models["tiny"])
+    loaded = LLMQ.load(trained.out, models["tiny"], task=DrivingLLMTask())
     assert np.array_equal(loaded.q_states(states), trained.llm_q.q_states(states))
-    fresh = LLMQ(models["tiny"]).q_states(states)
+    fresh = LLMQ(models["tiny"], DrivingLLMTask()).q_states(states)
     assert not np.allclose(fresh, loaded.q_states(states))  # training changed the value
     metrics = evaluate_llm_q(loaded, lambda s: margin(PARAMS, s), states)
     assert set(metrics) == set(METRICS)
@@ -322,16 +324,19 @@ def test_a_checkpoint_for_another_model_env_or_obs_is_refused(
     trained: LLMQTrainResult, models: dict[str, Path], tmp_path: Path
 ) -> None:
     with pytest.raises(ConfigError, match="config hash"):
-        LLMQ.load(trained.out, models["other"], allow_moved=True)
+        LLMQ.load(trained.out, models["other"], task=DrivingLLMTask(), allow_moved=True)
     with pytest.raises(ConfigError, match=r"made for the model at .*tiny"):
-        LLMQ.load(trained.out, models["copy"])
-    assert LLMQ.load(trained.out, models["copy"], allow_moved=True).path == models["copy"].resolve()
+        LLMQ.load(trained.out, models["copy"], task=DrivingLLMTask())
+    assert (
+        LLMQ.load(trained.out, models["copy"], task=DrivingLLMTask(), allow_moved=True).path
+        == models["copy"].resolve()
+    )
     with pytest.raises(ConfigError, match="made for env 'driving', expected env 'commerce'"):
-        LLMQ.load(trained.out, models["tiny"], env="commerce")
+        LLMQ.load(trained.out, models["tiny"], task=DrivingLLMTask(), env="commerce")
     with pytest.raises(ConfigError, match="made for obs 'llm', expected obs 'text'"):
-        LLMQ.load(trained.out, models["tiny"], obs="text")
+        LLMQ.load(trained.out, models["tiny"], task=DrivingLLMTask(), obs="text")
     with pytest.raises(ConfigError, match=r"meta\.json"):
-        LLMQ.load(tmp_path, models["tiny"])
+        LLMQ.load(tmp_path, models["tiny"], task=DrivingLLMTask())
 
 
 def test_keyboard_interrupt_stops_cleanly_with_a_checkpoint(
@@ -343,6 +348,7 @@ def test_keyboard_interrupt_stops_cleanly_with_a_checkpoint(
     result = train_llm_q(
         models["tiny"],
         tmp_path / "ck",
+        task=DrivingLLMTask(),
         iterations=50,
         progress=False,
         config=TINY_TRAIN,
@@ -352,7 +358,7 @@ def test_keyboard_interrupt_stops_cleanly_with_a_checkpoint(
     assert result.interrupted and result.iterations == TINY_TRAIN.eval_every
     meta = json.loads((tmp_path / "ck" / "meta.json").read_text())
     assert meta["info"]["interrupted"] is True
-    LLMQ.load(tmp_path / "ck", models["tiny"])
+    LLMQ.load(tmp_path / "ck", models["tiny"], task=DrivingLLMTask())
 
 
 # ---------------------------------------------------------------------- value-guided decoding
@@ -420,7 +426,7 @@ def test_a_model_path_without_weights_is_a_config_error_without_network(
     (tmp_path / "config.json").write_text("{}")
     for path in (tmp_path, tmp_path / "missing", "meta-llama/Llama-3.2-1B-Instruct"):
         with pytest.raises(ConfigError, match="weights"):
-            LLMQ(path)
+            LLMQ(path, DrivingLLMTask())
     assert attempts == []
 
 

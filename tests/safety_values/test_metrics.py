@@ -6,25 +6,23 @@ import numpy as np
 import pytest
 
 from governor.errors import ConfigError
-from governor.safety_values.filter import exact_filter
 from governor.safety_values.metrics import (
     Confusion,
     MonitorAccuracy,
-    action_outcome,
     conservativeness,
     failure_rate,
-    fallback_policy,
     intervention_rate,
     monitor_accuracy,
     recovered,
-    rollout,
     rollout_f1,
     shown,
     success_rate,
     value_f1,
 )
 from governor.worlds.driving.env import DrivingParams
+from governor.worlds.driving.filter import exact_filter
 from governor.worlds.driving.grid_value import GridSpec, GridValue, load_or_compute
+from governor.worlds.driving.metrics import action_outcome, fallback_policy, rollout
 from governor.worlds.driving.myopic import StopFallback
 
 PARAMS = DrivingParams()

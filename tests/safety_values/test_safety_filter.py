@@ -3,7 +3,8 @@ import pytest
 
 from governor.core import Trajectory
 from governor.errors import EnvError
-from governor.safety_values.filter import SafetyFilter, ValueFallback, exact_filter, state_of
+from governor.safety_values.filter import SafetyFilter, ValueFallback
+from governor.worlds.driving.filter import exact_filter, state_of
 from governor.worlds.driving.grid_value import GridValue
 from governor.worlds.driving.myopic import OneStepMonitor, StopFallback
 

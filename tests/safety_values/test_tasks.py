@@ -10,8 +10,8 @@ from governor.safety_values.ddqn import safety_target, train
 from governor.safety_values.ddqn_config import DDQNConfig
 from governor.safety_values.encoders import ObservationModel
 from governor.safety_values.learned import LearnedQ, evaluate, learned_filter, save_checkpoint
-from governor.safety_values.replay import Carts, ReplayBuffer
-from governor.safety_values.tasks import CommerceTask, DrivingTask, make_task
+from governor.safety_values.replay import ReplayBuffer
+from governor.safety_values.tasks import make_task
 from governor.worlds.commerce.env import (
     CommerceParams,
     cart_state,
@@ -20,6 +20,7 @@ from governor.worlds.commerce.env import (
     random_carts,
     step_carts,
 )
+from governor.worlds.commerce.task import Carts, CommerceTask
 from governor.worlds.commerce.value import (
     CommerceValue,
     commerce_exact_filter,
@@ -27,6 +28,7 @@ from governor.worlds.commerce.value import (
     subsets,
 )
 from governor.worlds.driving.env import DrivingParams
+from governor.worlds.driving.task import DrivingTask
 
 P = CommerceParams()
 SMALL = CommerceParams(max_items=5, actions=3)

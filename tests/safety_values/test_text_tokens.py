@@ -7,12 +7,11 @@ from governor.safety_values.text_tokens import (
     NUM_ID,
     NUMBER_SCALE,
     UNK_ID,
-    DrivingTemplates,
-    driving_vocabulary,
     pad_batch,
     split_text,
 )
 from governor.worlds.driving.env import DrivingParams, describe
+from governor.worlds.driving.text import DrivingTemplates, driving_vocabulary
 
 PARAMS = DrivingParams()
 
@@ -93,8 +92,8 @@ def test_text_observation_model_reads_the_text_not_the_state():
 
 
 def test_commerce_templates_render_exactly_the_tokens_of_the_page():
-    from governor.safety_values.text_tokens import CommerceTemplates, commerce_vocabulary
     from governor.worlds.commerce.env import CommerceParams, describe, named_start, random_carts
+    from governor.worlds.commerce.text import CommerceTemplates, commerce_vocabulary
 
     params = CommerceParams()
     vocab = commerce_vocabulary(params)

@@ -3,8 +3,10 @@
 ``train`` runs reach-avoid DDQN (:mod:`~governor.safety_values.ddqn`) for ``--env driving`` or
 ``--env commerce`` and writes a checkpoint directory; ``eval`` measures a checkpoint against its
 env's exact value (driving: the grid value; commerce: the dynamic programme; :func:`~governor.
-filters.learned.evaluate`) and writes ``{"env", "obs", "agreement", "value_f1", "tp_rate",
-"tn_rate", "fn_rate", "train_minutes"}``.
+safety_values.learned.evaluate`) and writes ``{"env", "obs", "agreement", "value_f1", "tp_rate",
+"tn_rate", "fn_rate", "train_minutes"}``. The envs are the tasks the worlds register
+(:mod:`~governor.safety_values.tasks`): this module imports the driving and the commerce task
+modules, in that order (the order the registry lists them in).
 """
 
 from __future__ import annotations
@@ -24,11 +26,16 @@ from governor.config import (
     write_json,
 )
 from governor.errors import ConfigError, expected
-from governor.safety_values.ddqn_config import DDQNConfig
+from governor.safety_values.ddqn_config import DDQNConfig, env_defaults_text
+from governor.safety_values.tasks import task_named
+from governor.worlds.driving import task as driving_task
 from governor.worlds.driving.env import DrivingParams
 
+# isort: split
+from governor.worlds.commerce import task as commerce_task
+
 OBS_CHOICES = ("state", "text", "llm")
-ENV_CHOICES = ("driving", "commerce")
+WORLD_TASKS = (driving_task, commerce_task)  # importing them registers the envs, in this order
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,8 +54,8 @@ class EvalConfig:
 
     def __post_init__(self) -> None:
         check_range("states", self.states, 1, 10_000_000)
-        if self.env is not None and self.env not in ENV_CHOICES:
-            raise ConfigError(f"env: {expected(' or '.join(ENV_CHOICES), self.env)}")
+        if self.env is not None:
+            task_named(self.env)  # a ConfigError naming the registered envs
         if self.obs is not None and self.obs not in OBS_CHOICES:
             raise ConfigError(f"obs: {expected(' or '.join(OBS_CHOICES), self.obs)}")
 
@@ -58,7 +65,10 @@ def add_train_parser(subparsers: Any) -> argparse.ArgumentParser:
     train = subparsers.add_parser("train", help="train a learned guard")
     sub = train.add_subparsers(dest="train_command", required=True, parser_class=type(train))
     value = sub.add_parser(
-        "safety-value", help="reach-avoid DDQN safety value from states or text observations"
+        "safety-value",
+        help="reach-avoid DDQN safety value from states or text observations",
+        epilog=env_defaults_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     value.add_argument("--out", type=Path, required=True, help="checkpoint directory")
     add_dataclass_args(value, DDQNConfig)
@@ -136,10 +146,11 @@ def _eval_llm(checkpoint: Path, cfg: EvalConfig) -> tuple[dict[str, Any], float 
     from governor.safety_values.llm_q import LLMQ
     from governor.safety_values.llm_q_eval import evaluate_llm_q
     from governor.worlds.driving.grid_value import GridSpec, load_or_compute
+    from governor.worlds.driving.llm_task import DrivingLLMTask
 
     if cfg.env not in (None, "driving"):
         raise ConfigError(f"env: {expected('driving for an LLM checkpoint', cfg.env)}")
-    q = LLMQ.load(checkpoint, cfg.model_path)
+    q = LLMQ.load(checkpoint, cfg.model_path, task=DrivingLLMTask())
     spec = GridSpec(nx=cfg.grid_nx, ny=cfg.grid_ny, ntheta=cfg.grid_ntheta)
     grid = load_or_compute(q.params, spec, progress=True)[0]
     states = held_out_states(q.params, cfg.states, cfg.seed)
@@ -149,6 +160,7 @@ def _eval_llm(checkpoint: Path, cfg: EvalConfig) -> tuple[dict[str, Any], float 
 def _train_llm(cfg: DDQNConfig, out: Path, console: Console) -> int:
     from governor.safety_values.llm_q_train import train_llm_q
     from governor.worlds.driving.grid_value import GridSpec, load_or_compute
+    from governor.worlds.driving.llm_task import DrivingLLMTask
 
     assert cfg.model_path is not None  # the config refuses obs llm without one
     spec = GridSpec(nx=cfg.grid_nx, ny=cfg.grid_ny, ntheta=cfg.grid_ntheta)
@@ -156,6 +168,7 @@ def _train_llm(cfg: DDQNConfig, out: Path, console: Console) -> int:
     result = train_llm_q(
         cfg.model_path,
         out,
+        task=DrivingLLMTask(),
         minutes=cfg.minutes,
         iterations=cfg.iterations,
         seed=cfg.seed,

@@ -4,15 +4,12 @@ Schedules are the paper's (start, decay, period, end): max(end, start * decay **
 with ``step`` counted in iterations (one gradient step each). The discount anneals the same way on
 1 - gamma (halved every ``gamma_period`` until ``gamma_end``).
 
-Defaults per env (:data:`ENV_DEFAULTS`): driving follows the paper's Table 6 (its privileged
-state-based DDQN). Commerce follows Table 9 where it applies to networks trained from scratch:
-80,000 iterations, the exploration schedule (0.95, 0.7, 4000, 0.05), the soft update
-tau = 0.005 and the 4000-iteration period of the learning-rate decay. Not taken from Table 9:
-its learning rate (2e-5 to 1e-6 is for LoRA on a pretrained LLM; ours start from random weights
-and keep Table 6's 1e-3 to 1e-4), its batch of 2 and buffer of 1000 (sized for a 1B model's
-memory; here a batch is 512 states or 32 texts and 16 carts add 16 transitions per iteration, so
-the buffer holds 100,000), and gamma: commerce trains at gamma = 1, which its margin convention
-needs for the sign of Q to be the sign of safety (:mod:`governor.worlds.commerce.env`).
+The env is the name of a registered task (:func:`~governor.safety_values.tasks.register_task`;
+whoever builds a config imports the world's task module first, e.g.
+:mod:`governor.worlds.driving.task`). Some settings depend on the env: each task registers its
+defaults for them (:class:`~governor.safety_values.tasks.DDQNDefaults`; driving follows the
+paper's Table 6, commerce its Table 9 where it applies: the reasons are beside each task), and a
+field left at None takes its env's. :func:`env_defaults_text` lists them for the command's help.
 """
 
 from __future__ import annotations
@@ -22,47 +19,41 @@ from typing import Any, Literal
 
 from governor.config import check_range, option
 from governor.errors import ConfigError, expected
+from governor.safety_values.tasks import DDQNDefaults, registered_tasks, task_named
 
-ENV_DEFAULTS: dict[str, dict[str, Any]] = {
-    "driving": {
-        "iterations": 400_000,
-        "n_envs": 64,
-        "buffer_size": 500_000,
-        "gamma": 0.99,
-        "gamma_end": 0.99,
-        "tau": 0.01,
-        "lr_period": 20_000,
-        "eps_period": 20_000,
-    },
-    "commerce": {
-        "iterations": 80_000,
-        "n_envs": 16,
-        "buffer_size": 100_000,
-        "gamma": 1.0,
-        "gamma_end": 1.0,
-        "tau": 0.005,
-        "lr_period": 4000,
-        "eps_period": 4000,
-    },
-}
+PER_ENV = tuple(f.name for f in dataclasses.fields(DDQNDefaults) if f.name != "text_batch")
 
 
-def _per_env(field: str, help: str) -> Any:
+def _per_env(help: str) -> Any:
     """A field whose default depends on the env: None until construction fills it in."""
-    driving, commerce = ENV_DEFAULTS["driving"][field], ENV_DEFAULTS["commerce"][field]
-    return option(None, f"{help} (driving: {driving:g}, commerce: {commerce:g})")
+    return option(None, f"{help} (None: the env's, listed below)")
+
+
+def env_defaults_text() -> str:
+    """The per-env defaults of the registered tasks as a table (for the command's help)."""
+    header = ["env", *(f.replace("_", "-") for f in PER_ENV), "text-batch"]
+    rows = [header]
+    for name in registered_tasks():
+        defaults = task_named(name).ddqn_defaults
+        values = [f"{getattr(defaults, f):g}" for f in (*PER_ENV, "text_batch")]
+        rows.append([name, *values])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
+    return "defaults per env (a flag left out takes its env's):\n" + "\n".join(
+        "  " + line.rstrip() for line in lines
+    )
 
 
 @dataclasses.dataclass(frozen=True)
 class DDQNConfig:
     """`governor train safety-value`: reach-avoid DDQN (defaults: the paper's Table 6 / Table 9).
 
-    A field left at None takes its env's default (:data:`ENV_DEFAULTS`) when the config is built,
-    so a built config always holds numbers; ``dataclasses.replace`` keeps them, so to switch env
-    build a new config.
+    A field left at None takes its env's default (the ``DDQNDefaults`` its task registered) when
+    the config is built, so a built config always holds numbers; ``dataclasses.replace`` keeps
+    them, so to switch env build a new config.
     """
 
-    env: Literal["driving", "commerce"] = option("driving", "environment: driving or commerce")
+    env: str = option("driving", "environment: a registered task (listed below)")
     obs: Literal["state", "text", "llm"] = option(
         "state", "what Q reads: the state, the text, or an LLM's own logits (--model-path)"
     )
@@ -70,29 +61,27 @@ class DDQNConfig:
         None, "obs llm: a local causal LM folder (its other settings: the paper's Table 5)"
     )
     minutes: float = option(15.0, "wall-clock training budget in minutes")
-    iterations: int = _per_env("iterations", "gradient steps at most")
+    iterations: int = _per_env("gradient steps at most")
     seed: int = option(0, "seed of the network, the envs and the exploration")
-    n_envs: int = _per_env(
-        "n_envs", "envs stepped at once; each iteration adds this many transitions"
-    )
-    buffer_size: int = _per_env("buffer_size", "replay buffer capacity (transitions)")
+    n_envs: int = _per_env("envs stepped at once; each iteration adds this many transitions")
+    buffer_size: int = _per_env("replay buffer capacity (transitions)")
     batch_size: int | None = option(
         None,
-        "transitions per gradient step (default: 512 for state as in Table 6; text: 128 "
-        "driving, 32 commerce)",
+        "transitions per gradient step (None: 512 for state as in Table 6; text: the env's "
+        "text-batch, listed below)",
     )
     learning_starts: int = option(4096, "transitions collected before the first gradient step")
-    gamma: float = _per_env("gamma", "discount of the safety Bellman target")
-    gamma_end: float = _per_env("gamma_end", "the discount is annealed toward this")
+    gamma: float = _per_env("discount of the safety Bellman target")
+    gamma_end: float = _per_env("the discount is annealed toward this")
     gamma_period: int = option(20_000, "iterations per halving of 1 - gamma")
-    tau: float = _per_env("tau", "soft update rate of the target network")
+    tau: float = _per_env("soft update rate of the target network")
     lr: float = option(1e-3, "learning rate at the start")
     lr_decay: float = option(0.8, "learning rate factor per period")
-    lr_period: int = _per_env("lr_period", "iterations per learning rate decay")
+    lr_period: int = _per_env("iterations per learning rate decay")
     lr_end: float = option(1e-4, "learning rate floor")
     eps_start: float = option(0.95, "exploration rate at the start")
     eps_decay: float = option(0.7, "exploration factor per period")
-    eps_period: int = _per_env("eps_period", "iterations per exploration decay")
+    eps_period: int = _per_env("iterations per exploration decay")
     eps_end: float = option(0.05, "exploration floor")
     adam_eps: float = option(1e-5, "AdamW epsilon")
     weight_decay: float = option(0.0, "AdamW weight decay")
@@ -109,11 +98,10 @@ class DDQNConfig:
     grid_ntheta: int = option(64, "exact grid value: headings")
 
     def __post_init__(self) -> None:
-        if self.env not in ENV_DEFAULTS:
-            raise ConfigError(f"env: {expected('driving or commerce', self.env)}")
-        for name, value in ENV_DEFAULTS[self.env].items():
+        defaults = task_named(self.env).ddqn_defaults
+        for name in PER_ENV:
             if getattr(self, name) is None:
-                object.__setattr__(self, name, value)
+                object.__setattr__(self, name, getattr(defaults, name))
         if self.obs not in ("state", "text", "llm"):
             raise ConfigError(f"obs: {expected('state, text or llm', self.obs)}")
         if (self.obs == "llm") != (self.model_path is not None):
@@ -121,7 +109,7 @@ class DDQNConfig:
                 f"model_path: expected a model folder exactly when obs is llm, found obs "
                 f"{self.obs!r} and model_path {self.model_path!r}"
             )
-        if self.obs == "llm" and self.env != "driving":
+        if self.obs == "llm" and self.env != "driving":  # the LLM backbone: driving only
             raise ConfigError(f"env: {expected('driving for obs llm', self.env)}")
         check_range("minutes", self.minutes, 0.0, 1e6)
         for name in ("iterations", "n_envs", "buffer_size", "eval_every"):
@@ -142,7 +130,7 @@ class DDQNConfig:
         """The batch size: ``batch_size``, or the default of the observation model."""
         if self.batch_size is not None:
             return self.batch_size
-        return 512 if self.obs == "state" else 128 if self.env == "driving" else 32
+        return 512 if self.obs == "state" else task_named(self.env).ddqn_defaults.text_batch
 
     def model_settings(self) -> dict[str, Any]:
         """The observation model's architecture settings."""

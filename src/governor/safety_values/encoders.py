@@ -1,7 +1,7 @@
 """Observation models for a learned safety value Q(z, a): what the network reads and how.
 
 - ``state`` (privileged): the task's state features (driving: (2 x / goal_x - 1,
-  2 y / road_width - 1, cos theta, sin theta); commerce: :class:`~governor.safety_values.tasks.
+  2 y / road_width - 1, cos theta, sin theta); commerce: :class:`~governor.worlds.commerce.task.
   CommerceTask`) through an MLP (hidden sizes [100, 100], tanh) with one output per action.
 - ``text``: the text observation an LLM reads, as tokens (:mod:`~governor.safety_values.text_tokens`).
   Token embedding = word embedding (for a number: the ``[NUM]`` embedding scaled by its value)
@@ -24,6 +24,8 @@
 
 An :class:`ObservationModel` turns states (training: the simulator knows them) or real
 observations (deployment) into the network's input tensors; for text both go through tokens.
+What it reads comes from the task (:class:`~governor.safety_values.tasks.Task`): no world is
+imported here.
 """
 
 from __future__ import annotations
@@ -36,10 +38,9 @@ import torch
 from torch import nn
 
 from governor.errors import ConfigError, EnvError, expected
-from governor.safety_values.tasks import DrivingTask, TaskParams, task_of
+from governor.safety_values.tasks import TaskParams, task_of
 from governor.safety_values.text_net import TextQNet
 from governor.safety_values.text_tokens import Vocabulary
-from governor.worlds.driving.env import DrivingParams
 
 OBSERVATIONS = ("state", "text")
 Inputs = tuple[torch.Tensor, ...]
@@ -128,8 +129,3 @@ class ObservationModel:
             raise EnvError(f"observation text: {expected('a string', type(text).__name__)}")
         tokens = self.vocab.encode(text)
         return torch.from_numpy(tokens.ids[None, :]), torch.from_numpy(tokens.values[None, :])
-
-
-def state_features(params: DrivingParams, states: np.ndarray) -> np.ndarray:
-    """(2 x / goal_x - 1, 2 y / road_width - 1, cos theta, sin theta) as float32 (N, 4)."""
-    return DrivingTask(params).features(np.asarray(states, dtype=np.float64).reshape(-1, 3))

@@ -1,49 +1,78 @@
 """Safety value filters as governor plug-ins: the monitor Q and the fallback argmax_a Q.
 
 The switching rule is least restrictive: the base action runs iff Q(s, a) > margin, otherwise the
-fallback takes the action of largest Q. Actions are the driving task's ints 0, 1, 2 (right,
-straight, left). ``q_values`` maps an observation to Q for every action: the exact grid value reads
-the state; learned values may read the text.
+fallback takes the action of largest Q. Actions are the ints 0..n-1 of a task; labels name them in
+verdicts (by default the driving task's three, steer right, straight and left, its first user).
+``q_values`` maps an observation to Q for every action: an exact value reads the state (the
+driving world's :func:`~governor.worlds.driving.filter.exact_filter`); learned values may read the
+text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from governor.core import Constraint, Fallback, Trajectory, Verdict
-from governor.errors import EnvError, expected
-from governor.worlds.driving.env import LABELS, action_index
-from governor.worlds.driving.grid_value import GridValue
+from governor.errors import ConfigError, expected
 
 QValues = Callable[[Any], np.ndarray]
+DEFAULT_LABELS = ("Steer right", "Steer straight", "Steer left")
 
 
-def state_of(observation: Any) -> np.ndarray:
-    """The state (px, py, theta) in an observation: a mapping with "state", or the state itself."""
-    raw = observation["state"] if isinstance(observation, Mapping) else observation
-    state = np.asarray(raw, dtype=np.float64)
-    if state.shape != (3,):
-        raise EnvError(f"observation state: {expected('3 numbers (x, y, theta)', raw)}")
-    return state
+def action_choices(n_actions: int) -> str:
+    """The actions 0..n-1 in words: "0, 1 or 2" (a long range as "0..n-1")."""
+    if n_actions <= 1:
+        return "0"
+    if n_actions > 6:
+        return f"0..{n_actions - 1}"
+    return ", ".join(str(a) for a in range(n_actions - 1)) + f" or {n_actions - 1}"
 
 
 class SafetyFilter(Constraint):
-    """Admits action a iff Q(s, a) > margin, with Q from ``q_values(observation)``."""
+    """Admits action a iff Q(s, a) > margin, with Q from ``q_values(observation)``.
 
-    def __init__(self, q_values: QValues, margin: float, name: str = "safety_filter") -> None:
+    Actions are the ints 0..n_actions-1 and ``labels[a]`` names action a in verdicts. Neither
+    given: the three driving actions (:data:`DEFAULT_LABELS`); labels alone fix the count;
+    a count alone names the actions "action a".
+    """
+
+    def __init__(
+        self,
+        q_values: QValues,
+        margin: float,
+        name: str = "safety_filter",
+        *,
+        n_actions: int | None = None,
+        labels: Sequence[str] | None = None,
+    ) -> None:
+        if labels is None:
+            labels = (
+                DEFAULT_LABELS if n_actions is None else [f"action {a}" for a in range(n_actions)]
+            )
+        if n_actions is not None and n_actions != len(labels):
+            raise ConfigError(f"labels: {expected(f'one per action ({n_actions})', len(labels))}")
         self.q_values = q_values
         self.margin = float(margin)
         self.name = name
+        self.labels = tuple(labels)
+        self.n_actions = len(self.labels)
+
+    def action_index(self, action: Any) -> int | None:
+        """The action as an int 0..n_actions-1, or None when it is not one (bools are not)."""
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            return None
+        return int(action) if 0 <= int(action) < self.n_actions else None
 
     def check(self, traj: Trajectory, action: Any) -> Verdict:
-        index = action_index(action)
+        index = self.action_index(action)
         if index is None:
-            return Verdict.failed(self.name, f"expected an action 0, 1 or 2, found {action!r}")
+            choices = action_choices(self.n_actions)
+            return Verdict.failed(self.name, f"expected an action {choices}, found {action!r}")
         q = float(np.asarray(self.q_values(traj.observation))[index])
-        what = LABELS[index].lower()
+        what = self.labels[index].lower()
         if q > self.margin:
             text = f"{what} keeps the safety value {q:.3f} > margin {self.margin:.3f}"
         else:
@@ -60,15 +89,3 @@ class ValueFallback(Fallback):
 
     def act(self, traj: Trajectory, verdicts: Sequence[Verdict]) -> int:
         return int(np.argmax(np.asarray(self.q_values(traj.observation))))
-
-
-def exact_filter(
-    grid_value: GridValue, margin: float | None = None
-) -> tuple[SafetyFilter, ValueFallback]:
-    """The privileged filter: grid Q at the observation's state (margin: the grid's resolution)."""
-
-    def q_values(observation: Any) -> np.ndarray:
-        return grid_value.q(state_of(observation))
-
-    threshold = grid_value.resolution if margin is None else margin
-    return SafetyFilter(q_values, threshold), ValueFallback(q_values)

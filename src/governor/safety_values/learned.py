@@ -4,7 +4,8 @@ A checkpoint is a directory holding ``checkpoint.pt`` (``torch.save`` of plain d
 env, obs, the task's parameters, the observation model's settings, the network's weights and the
 training info) and ``meta.json`` (the same without the weights, for people). Both are written
 atomically, so an interrupted write leaves the previous checkpoint intact. A checkpoint of one
-env, observation model or parameters is refused where another is expected.
+env, observation model or parameters is refused where another is expected; loading one needs its
+env's task registered (:mod:`~governor.safety_values.tasks`: import the world's task module).
 
 Metrics against the exact value (driving: the grid value; commerce: the dynamic programme), on
 live held-out states drawn from a seed stream training never uses (driving: uniform over the road
@@ -36,7 +37,13 @@ from governor.errors import ConfigError, expected
 from governor.safety_values.checkpoint_io import atomic_torch_save, atomic_write_json, plain
 from governor.safety_values.encoders import ObservationModel
 from governor.safety_values.filter import SafetyFilter, ValueFallback
-from governor.safety_values.tasks import ENVS, ExactValue, TaskParams, make_task, task_of
+from governor.safety_values.tasks import (
+    ExactValue,
+    TaskParams,
+    make_task,
+    registered_tasks,
+    task_of,
+)
 
 CHECKPOINT, META, FORMAT = "checkpoint.pt", "meta.json", 1
 EVAL_SEED = 20_251_007
@@ -146,8 +153,8 @@ class LearnedQ:
                     f"checkpoint {directory} was trained for {what} {data[what]!r}, "
                     f"expected {what} {wanted!r}"
                 )
-        if data["env"] not in ENVS:
-            wanted = "env " + " or ".join(ENVS)
+        if data["env"] not in registered_tasks():
+            wanted = "env " + (" or ".join(registered_tasks()) or "of a registered task")
             raise ConfigError(f"checkpoint {directory}: {expected(wanted, data['env'])}")
         trained = make_task(data["env"], data["params"]).params
         if params is not None and (

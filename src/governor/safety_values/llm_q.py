@@ -6,24 +6,25 @@ is Q(z, a); the base model (the same weights with the adapters disabled) gives Q
 tokens of V' = top-p(softmax(Q_b)) are actions (p = 0.9): a token outside V' is never chosen,
 never bootstrapped from, and its logit is not a safety value (it was never trained).
 
-The driving question is answered by one letter (A, B, C: steer right, straight, left; the
-prompt is the driving system prompt and :func:`~governor.worlds.driving.env.describe`). Its actions
-are the letters in V', or all three letters when top-p keeps none of them. ``q_values`` returns
-Q of the three letters; a letter outside the set reads :data:`EXCLUDED`, a finite number far
-below any margin, so :class:`~governor.safety_values.filter.SafetyFilter` rejects it and
+The task (:mod:`~governor.safety_values.llm_q_task`; driving: A, B, C, steer right, straight,
+left) gives the prompt (its system prompt and the text of a state), answered by one letter. Its
+actions are the letters in V', or all letters when top-p keeps none of them. ``q_values`` returns
+Q of the letters; a letter outside the set reads :data:`EXCLUDED`, a finite number far below any
+margin, so :class:`~governor.safety_values.filter.SafetyFilter` rejects it and
 :class:`~governor.safety_values.filter.ValueFallback` never picks it. When the base model is so
 sure of one letter that top-p drops the others, the value cannot learn them either: use
 ``top_p=1.0`` to make every letter an action.
 
 Every forward pass of :meth:`LLMQ.q_batch` and :meth:`LLMQ.guided_generate` is recorded as an LLM
-call. The parts: settings and loading in :mod:`~governor.safety_values.llm_q_model`, V' and
-value-guided decoding in :mod:`~governor.safety_values.llm_q_decode`, checkpoints in
-:mod:`~governor.safety_values.llm_q_checkpoint`, token transitions and their loss in
-:mod:`~governor.safety_values.llm_q_data`, training (and a recipe) in :mod:`~governor.safety_values.llm_q_train`,
-metrics in :mod:`~governor.safety_values.llm_q_eval`.
+call. The parts (``llm_q_*``): settings and loading in ``_model``, V' and value-guided decoding in
+``_decode``, checkpoints in ``_checkpoint``, token transitions and their loss in ``_data``,
+training (and a recipe) in ``_train``, metrics in ``_eval``, what it reads of a task in ``_task``.
 
 Chat prompts pass ``date_string`` to the chat template, so Llama 3's system header carries a
 fixed date (the paper's 12 Jul 2025) instead of the day the prompt was built.
+
+Imports the runtime (the hf backend's helpers, usage metering, the ``llm_q_*`` parts below it), no
+world: the task is handed in.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ from governor.backends.hf import chat_prompt, check_dtype
 from governor.errors import ConfigError, expected
 from governor.safety_values.llm_q_checkpoint import (
     ADAPTER,
-    ENV,
     OBS,
     checked_model_path,
     load_adapter,
@@ -50,18 +50,26 @@ from governor.safety_values.llm_q_checkpoint import (
     write_checkpoint,
 )
 from governor.safety_values.llm_q_decode import GuidedText, answer_mask, guided_generate
-from governor.safety_values.llm_q_model import LLMQSettings, load_model, model_folder, special_ids
+from governor.safety_values.llm_q_model import (
+    LLMQSettings,
+    TokenIds,
+    left_padded,
+    load_model,
+    model_folder,
+    single_token,
+    special_ids,
+)
+from governor.safety_values.llm_q_task import LLMTask
 from governor.usage import Usage, record_llm_call
-from governor.worlds.driving.env import LETTERS, DrivingParams, describe, system_prompt
 
 EXCLUDED = -1e6  # Q of a letter outside the action set: not an action, below any margin
-TokenIds = Sequence[int] | np.ndarray
 DATE = "12 Jul 2025"  # the date in the paper's prompts, for chat templates that show one
 
 
 class LLMQ:
     """Q(z, a) from the logits of a LoRA-adapted causal LM loaded from ``model_path``.
 
+    ``task`` gives the prompts and the answer letters (:mod:`~governor.safety_values.llm_q_task`).
     ``adapter`` is a saved LoRA adapter folder (fresh adapters when None: B = 0, so Q = Q_b).
     ``dtype`` None keeps the saved dtype; ``attn_implementation`` is passed to transformers.
     """
@@ -69,9 +77,9 @@ class LLMQ:
     def __init__(
         self,
         model_path: str | Path,
+        task: LLMTask,
         *,
         settings: LLMQSettings | None = None,
-        params: DrivingParams | None = None,
         adapter: str | Path | None = None,
         device: str = "cpu",
         dtype: str | None = None,
@@ -81,7 +89,7 @@ class LLMQ:
         path = model_folder(model_path)
         check_dtype(dtype)
         self.path, self.settings = path, settings or LLMQSettings()
-        self.params, self.info = params or DrivingParams(), dict(info or {})
+        self.task, self.info = task, dict(info or {})
         self.config_hash = model_config_hash(path)
         self.device = torch.device(device)
         self.tokenizer, self.model, self._keep = load_model(
@@ -91,8 +99,8 @@ class LLMQ:
             load_adapter(self.model, Path(adapter))
         self.model.eval()
         self.eos_id, self.stop_ids, self.pad_id = special_ids(path, self.tokenizer, self.model)
-        self.choice_ids = tuple(self._single_token(letter) for letter in LETTERS)
-        self.system = system_prompt(self.params)
+        self.choice_ids = tuple(single_token(path, self.tokenizer, x) for x in task.letters)
+        self.system = task.system_prompt()
         self._last: tuple[str, np.ndarray] | None = None
 
     @classmethod
@@ -101,26 +109,28 @@ class LLMQ:
         directory: str | Path,
         model_path: str | Path | None = None,
         *,
-        env: str = ENV,
+        task: LLMTask,
+        env: str | None = None,
         obs: str = OBS,
         allow_moved: bool = False,
         device: str = "cpu",
         dtype: str | None = None,
         attn_implementation: str | None = None,
     ) -> LLMQ:
-        """Load a checkpoint on ``model_path`` (default: the path it was trained on).
+        """Load a checkpoint of ``task`` on ``model_path`` (default: the path it was trained on).
 
+        The task's parameters are those saved in the checkpoint; ``env`` None is the task's name.
         Refuses a checkpoint made for another env, observation model, model config or model path
         (``allow_moved`` accepts another path holding a model with the same config).
         """
-        meta = read_meta(directory)
+        meta, env = read_meta(directory), task.name if env is None else env
         path = checked_model_path(
             directory, meta, model_path, env=env, obs=obs, allow_moved=allow_moved
         )
         return cls(
             path,
+            task.with_params(meta["params"]),
             settings=LLMQSettings(**meta["settings"]),
-            params=DrivingParams(**meta["params"]),
             adapter=Path(directory) / ADAPTER,
             device=device,
             dtype=dtype,
@@ -134,6 +144,11 @@ class LLMQ:
         self.info = dict(info)
         return path
 
+    @property
+    def params(self) -> Any:
+        """The task's parameters."""
+        return self.task.params
+
     # ------------------------------------------------------------------ prompts and logits
 
     def encode(self, prompt: str | Sequence[Message]) -> list[int]:
@@ -146,7 +161,7 @@ class LLMQ:
         return list(self.tokenizer(text, add_special_tokens=special)["input_ids"])
 
     def observation_ids(self, observation: Any) -> list[int]:
-        """The driving prompt of an observation: text, a mapping with "text", or with "state"."""
+        """The task's prompt of an observation: text, a mapping with "text", or with "state"."""
         return self.encode(
             [Message("system", self.system), Message("user", self.text_of(observation))]
         )
@@ -157,7 +172,7 @@ class LLMQ:
         if isinstance(observation, Mapping) and "text" in observation:
             return str(observation["text"])
         if isinstance(observation, Mapping) and "state" in observation:
-            return describe(self.params, observation["state"])
+            return self.task.describe(observation["state"])
         raise ConfigError(
             f"observation: {expected('text or a mapping with text or state', observation)}"
         )
@@ -174,12 +189,7 @@ class LLMQ:
         ``adapted`` False reads the base model (adapters disabled); ``lora`` replaces the adapter
         weights for this call (the target network). Gradients flow unless the caller stops them.
         """
-        width = max(len(r) for r in rows)
-        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(rows), width), dtype=torch.long)
-        for i, row in enumerate(rows):  # left padding: every row ends at the last column
-            ids[i, width - len(row) :] = torch.as_tensor(list(row), dtype=torch.long)
-            mask[i, width - len(row) :] = 1
+        ids, mask = left_padded(rows, self.pad_id)
         kwargs = {
             "input_ids": ids.to(self.device),
             "attention_mask": mask.to(self.device),
@@ -202,8 +212,8 @@ class LLMQ:
     # ------------------------------------------------------------------ the safety value
 
     def q_batch(self, observations: Sequence[Any], batch: int = 16) -> np.ndarray:
-        """Q (N, 3) of the letters A, B, C after each observation's prompt (EXCLUDED outside)."""
-        out = [np.zeros((0, 3))]
+        """Q (N, letters) of the answer letters after each observation's prompt (or EXCLUDED)."""
+        out = [np.zeros((0, len(self.choice_ids)))]
         for i in range(0, len(observations), batch):
             rows = [self.observation_ids(o) for o in observations[i : i + batch]]
             start = time.perf_counter()
@@ -219,7 +229,7 @@ class LLMQ:
         return np.concatenate(out)
 
     def q_values(self, observation: Any) -> np.ndarray:
-        """Q (3,) of one observation, for :class:`~governor.safety_values.filter.SafetyFilter`.
+        """Q (letters,) of one observation, for :class:`~governor.safety_values.filter.SafetyFilter`.
 
         The last text and its Q are remembered (the weights are taken as fixed once in use): a
         filter and its fallback asking about the same observation cost one evaluation.
@@ -232,8 +242,8 @@ class LLMQ:
     __call__ = q_values
 
     def q_states(self, states: np.ndarray, batch: int = 16) -> np.ndarray:
-        """Q (N, 3) of driving states through their text observations."""
-        texts = [describe(self.params, s) for s in np.asarray(states, dtype=np.float64)]
+        """Q (N, letters) of the task's states through their text observations."""
+        texts = [self.task.describe(s) for s in np.asarray(states, dtype=np.float64)]
         return self.q_batch(texts, batch)
 
     def guided_generate(
@@ -246,11 +256,3 @@ class LLMQ:
     ) -> GuidedText:
         """Value-guided decoding (eq. 4): :func:`~governor.safety_values.llm_q_decode.guided_generate`."""
         return guided_generate(self, prompt, max_tokens, beta, temperature, seed)
-
-    def _single_token(self, text: str) -> int:
-        ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
-        if len(ids) != 1:
-            raise ConfigError(
-                f"{self.path}: expected the answer {text!r} to be one token, found {ids}"
-            )
-        return int(ids[0])

@@ -1,9 +1,12 @@
 """Checkpoints of :class:`~governor.safety_values.llm_q.LLMQ`: the LoRA adapter and meta.json.
 
 A checkpoint is a folder holding ``adapter/`` (peft ``save_pretrained``) and ``meta.json`` (the
-env, the observation model, the base model's path and config hash, the LoRA settings, the driving
+env, the observation model, the base model's path and config hash, the LoRA settings, the task's
 parameters and the training info); each is replaced atomically. The base model is not copied, so
 a checkpoint names the model it was made for and is refused on any other.
+
+Imports the runtime's checkpoint helpers, the model loader and the task protocol; never
+:mod:`~governor.safety_values.llm_q` (what is saved is read through :class:`Saved`) nor a world.
 """
 
 from __future__ import annotations
@@ -12,16 +15,14 @@ import dataclasses
 import hashlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from governor.errors import ConfigError, expected
 from governor.safety_values.checkpoint_io import atomic_write_dir, atomic_write_json
-from governor.safety_values.llm_q_model import model_folder
+from governor.safety_values.llm_q_model import LLMQSettings, model_folder
+from governor.safety_values.llm_q_task import LLMTask
 
-if TYPE_CHECKING:
-    from governor.safety_values.llm_q import LLMQ
-
-ENV, OBS, FORMAT = "driving", "llm", 1
+OBS, FORMAT = "llm", 1
 ADAPTER, META = "adapter", "meta.json"
 KEYS = ("format", "env", "obs", "model_path", "model_config_hash", "settings", "params", "info")
 
@@ -40,19 +41,34 @@ def model_config_hash(model_path: str | Path) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def write_checkpoint(llm_q: LLMQ, directory: str | Path, info: dict[str, Any]) -> Path:
+class Saved(Protocol):
+    """What a checkpoint is written from (an :class:`~governor.safety_values.llm_q.LLMQ`)."""
+
+    @property
+    def model(self) -> Any: ...  # the peft model: its adapter is saved
+    @property
+    def path(self) -> Path: ...  # the base model's folder
+    @property
+    def config_hash(self) -> str: ...
+    @property
+    def settings(self) -> LLMQSettings: ...
+    @property
+    def task(self) -> LLMTask: ...
+
+
+def write_checkpoint(llm_q: Saved, directory: str | Path, info: dict[str, Any]) -> Path:
     """Write ``llm_q``'s adapter and meta.json (with ``info``) to ``directory``."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     atomic_write_dir(directory / ADAPTER, llm_q.model.save_pretrained)
     meta = {
         "format": FORMAT,
-        "env": ENV,
+        "env": llm_q.task.name,
         "obs": OBS,
         "model_path": str(llm_q.path),
         "model_config_hash": llm_q.config_hash,
         "settings": dataclasses.asdict(llm_q.settings),
-        "params": dataclasses.asdict(llm_q.params),
+        "params": dataclasses.asdict(llm_q.task.params),
         "info": info,
     }
     atomic_write_json(directory / META, meta)

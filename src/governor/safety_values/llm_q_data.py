@@ -1,6 +1,6 @@
 """What :class:`~governor.safety_values.llm_q.LLMQ` learns from: token transitions, targets, the loss.
 
-:class:`TokenCars` drive the driving task and turn each physical step into token transitions
+:class:`TokenEnvs` step the task's envs and turn each physical step into token transitions
 (:func:`step_transitions`); :class:`TokenReplay` keeps them; :func:`td_loss` fits Q to their
 token-level targets (:func:`token_targets`).
 
@@ -16,8 +16,12 @@ position where its first answer token is predicted::
     y = (1 - gamma) l(s_{t+1}) + gamma min(l(s_{t+1}), Q'(z_{t+1}))         EOS otherwise
 
 with Q'(z) = Q_target(z, a*), a* = the argmax of Q_online over the actions at z (double Q,
-:func:`~governor.safety_values.ddqn.safety_target`). The actions at a position: only EOS after the K-th
-token; the letters in V' at a driving prompt (see :mod:`~governor.safety_values.llm_q`); V' elsewhere.
+:func:`~governor.safety_values.ddqn.safety_target`). The actions at a position: only EOS after the
+K-th token; the letters in V' at a task's prompt (see :mod:`~governor.safety_values.llm_q`); V'
+elsewhere.
+
+Imports torch, the DDQN target and V' (:mod:`~governor.safety_values.llm_q_decode`);
+:class:`~governor.safety_values.llm_q.LLMQ` for types only, and no world: the envs are the task's.
 """
 
 from __future__ import annotations
@@ -33,11 +37,10 @@ from governor.config import check_range
 from governor.errors import ConfigError
 from governor.safety_values.ddqn import safety_target
 from governor.safety_values.llm_q_decode import answer_mask, top_p_mask
-from governor.safety_values.replay import Cars
-from governor.worlds.driving.env import margin
+from governor.safety_values.llm_q_model import TokenIds
 
 if TYPE_CHECKING:
-    from governor.safety_values.llm_q import LLMQ, TokenIds
+    from governor.safety_values.llm_q import LLMQ
 
 NextActions = Literal["choices", "top_p", "eos"]
 
@@ -163,19 +166,19 @@ class TokenReplay:
         return [self.items[i] for i in rng.integers(0, len(self.items), n)]
 
 
-class TokenCars:
-    """Driving :class:`~governor.safety_values.replay.Cars` answering through ``llm_q``, in tokens."""
+class TokenEnvs:
+    """The task's vector envs (driving: cars) answering through ``llm_q``, in tokens."""
 
     def __init__(self, llm_q: LLMQ, n: int, rng: np.random.Generator) -> None:
         self.q, self.rng = llm_q, rng
-        self.cars = Cars(llm_q.params, n, rng)
-        self.prompts = [self._prompt(s) for s in self.cars.states]
+        self.envs = llm_q.task.vector_envs(n, rng)
+        self.prompts = [self._prompt(s) for s in self.envs.states]
 
     def _prompt(self, state: np.ndarray) -> np.ndarray:
         return np.asarray(self.q.observation_ids({"state": state}), dtype=np.int64)
 
     def step(self, eps: float) -> list[TokenTransition]:
-        """Step every car once, epsilon-greedy over its letters in V'; their token transitions."""
+        """Step every env once, epsilon-greedy over its letters in V'; their token transitions."""
         q = self.q
         with torch.no_grad():
             allowed = answer_mask(
@@ -190,8 +193,8 @@ class TokenCars:
             ],
             dtype=np.int64,
         )
-        level = margin(q.params, self.cars.states)
-        moved = self.cars.step(actions)  # restarts a car whose episode ended (its t is then 0)
+        level = q.task.margin(self.envs.states)
+        moved = self.envs.step(actions)  # restarts an env whose episode ended (its t is then 0)
         out: list[TokenTransition] = []
         for i, a in enumerate(actions):
             following = self._prompt(moved.next_states[i])
@@ -204,6 +207,6 @@ class TokenCars:
                 moved.levels[i],
                 bool(moved.done[i]),
             )
-            restarted = self.cars.t[i] == 0
-            self.prompts[i] = self._prompt(self.cars.states[i]) if restarted else following
+            restarted = self.envs.t[i] == 0
+            self.prompts[i] = self._prompt(self.envs.states[i]) if restarted else following
         return out

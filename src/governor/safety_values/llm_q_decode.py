@@ -4,6 +4,9 @@ V' = top-p(softmax(Q_b)) is read from the base model (adapters disabled), never 
 outside it is not an action. Value-guided decoding samples each token from
 softmax((Q_b + beta Q) / T) over V': beta = 0 is top-p sampling from the base model; a large
 beta follows argmax over V' of Q.
+
+Imports torch, the message type, the config checks and usage metering; never
+:mod:`~governor.safety_values.llm_q` (a decoder is read through :class:`Decoder`) nor a world.
 """
 
 from __future__ import annotations
@@ -12,16 +15,14 @@ import dataclasses
 import inspect
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import torch
 
 from governor.backends.base import Message
 from governor.config import check_range
+from governor.safety_values.llm_q_model import LLMQSettings
 from governor.usage import Usage, record_llm_call
-
-if TYPE_CHECKING:
-    from governor.safety_values.llm_q import LLMQ
 
 
 def top_p_mask(logits: torch.Tensor, p: float) -> torch.Tensor:
@@ -49,8 +50,25 @@ class GuidedText:
     stopped: bool
 
 
+class Decoder(Protocol):
+    """What value-guided decoding reads (an :class:`~governor.safety_values.llm_q.LLMQ`)."""
+
+    @property
+    def model(self) -> Any: ...  # the peft model: adapters on for Q, disabled for Q_b
+    @property
+    def tokenizer(self) -> Any: ...
+    @property
+    def device(self) -> torch.device: ...
+    @property
+    def settings(self) -> LLMQSettings: ...
+    @property
+    def stop_ids(self) -> frozenset[int]: ...
+
+    def encode(self, prompt: str | Sequence[Message]) -> list[int]: ...
+
+
 def guided_generate(
-    llm_q: LLMQ,
+    llm_q: Decoder,
     prompt: str | Sequence[Message],
     max_tokens: int = 50,
     beta: float = 38.0,

@@ -4,22 +4,22 @@ They are those of the other learned values (:mod:`~governor.safety_values.learne
 (sign of max_a Q against the exact V), ``value_f1``, and per (state, action) ``tp_rate``,
 ``tn_rate``, ``fn_rate`` against the exact Q, safe being the positive class
 (:class:`~governor.safety_values.metrics.Confusion`); a rate of an empty class is 0.
+
+Imports :mod:`~governor.safety_values.llm_q`, the metrics and the task protocol; no world: the exact
+Q of a task comes from its :meth:`~governor.safety_values.llm_q_task.LLMTask.exact_q_from_value`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from governor.errors import ConfigError, expected
 from governor.safety_values.llm_q import LLMQ
-from governor.safety_values.llm_q_checkpoint import ENV, OBS
+from governor.safety_values.llm_q_checkpoint import OBS
+from governor.safety_values.llm_q_task import Value
 from governor.safety_values.metrics import Confusion
-from governor.worlds.driving.env import DrivingParams, margin, step_states
-
-Value = Callable[[np.ndarray], np.ndarray]
 
 
 def sign_agreement(q: np.ndarray, exact_v: np.ndarray) -> float:
@@ -47,16 +47,6 @@ def monitor_metrics(q: np.ndarray, exact_v: np.ndarray, exact_q: np.ndarray) -> 
     }
 
 
-def exact_q_from_value(params: DrivingParams, exact_value: Value, states: np.ndarray) -> np.ndarray:
-    """Q*(s, a) = l(s') at a failed or goal s', else min(l(s'), V(s')): shape (N, 3)."""
-    states = np.asarray(states, dtype=np.float64).reshape(-1, 3)
-    nxt = step_states(params, states[:, None, :], np.arange(3)[None, :]).reshape(-1, 3)
-    level = margin(params, nxt)
-    fixed = (level < 0.0) | (nxt[:, 0] >= params.goal_x)
-    value = np.asarray(exact_value(nxt), dtype=np.float64)
-    return np.where(fixed, level, np.minimum(level, value)).reshape(-1, 3)
-
-
 def evaluate_llm_q(
     llm_q: LLMQ,
     exact_value: Value,
@@ -68,14 +58,13 @@ def evaluate_llm_q(
     """The learned values' metrics dict of ``llm_q`` against ``exact_value`` on ``states``.
 
     The per-action truth is ``exact_q(states)`` when given (e.g. ``GridValue.q_batch``), else
-    :func:`exact_q_from_value`. A letter outside the action set counts as judged unsafe.
+    the task's ``exact_q_from_value``. A letter outside the action set counts as judged unsafe.
     """
-    states = np.asarray(states, dtype=np.float64).reshape(-1, 3)
+    task = llm_q.task
+    states = np.asarray(states, dtype=np.float64).reshape(-1, task.state_dim)
     truth_q = (
-        exact_q(states)
-        if exact_q is not None
-        else exact_q_from_value(llm_q.params, exact_value, states)
+        exact_q(states) if exact_q is not None else task.exact_q_from_value(exact_value, states)
     )
     metrics = monitor_metrics(llm_q.q_states(states, batch), exact_value(states), truth_q)
     minutes = float(llm_q.info.get("minutes", 0.0))
-    return {"env": ENV, "obs": OBS, **metrics, "train_minutes": minutes}
+    return {"env": task.name, "obs": OBS, **metrics, "train_minutes": minutes}

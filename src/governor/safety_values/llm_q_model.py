@@ -1,21 +1,25 @@
 """The LoRA-adapted causal LM behind :class:`~governor.safety_values.llm_q.LLMQ`: settings, loading.
 
 Local files only: a folder without a model, and whatever transformers or peft raise about one,
-is a ConfigError.
+is a ConfigError. Imports torch, the hf backend's helpers and the config checks; no world.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from governor.backends.hf import check_model_folder, dtype_kwargs, transformers_at_least
 from governor.config import check_range, option
 from governor.errors import BackendUnavailable, ConfigError
+
+TokenIds = Sequence[int] | np.ndarray
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,3 +104,22 @@ def special_ids(path: Path, tokenizer: Any, model: Any) -> tuple[int, frozenset[
     eos_id = int(eos_id) if eos_id is not None else min(stops)
     pad = tokenizer.pad_token_id
     return eos_id, frozenset(stops | {eos_id}), int(pad if pad is not None else eos_id)
+
+
+def single_token(path: Path, tokenizer: Any, text: str) -> int:
+    """The one token id of an answer ``text``; an answer of several tokens is a ConfigError."""
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    if len(ids) != 1:
+        raise ConfigError(f"{path}: expected the answer {text!r} to be one token, found {ids}")
+    return int(ids[0])
+
+
+def left_padded(rows: Sequence[TokenIds], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token ids and attention mask ([len(rows), longest]) of ``rows``, padded on the left."""
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):  # left padding: every row ends at the last column
+        ids[i, width - len(row) :] = torch.as_tensor(list(row), dtype=torch.long)
+        mask[i, width - len(row) :] = 1
+    return ids, mask

@@ -16,24 +16,25 @@ This code has only been run on tiny randomly initialised Llama models on a CPU, 
 weights or a GPU, so nothing here reports how well the recipe works::
 
     import numpy as np
-    from governor.worlds.driving.env import DrivingParams
     from governor.worlds.driving.grid_value import load_or_compute
+    from governor.worlds.driving.llm_task import DrivingLLMTask
     from governor.safety_values.llm_q import LLMQ
     from governor.safety_values.llm_q_eval import evaluate_llm_q
     from governor.safety_values.llm_q_train import LLMQTrainConfig, train_llm_q
-    from governor.safety_values.replay import sample_live_states
-from governor.safety_values.training import TrainingLoop, gradient_step, soft_update
 
     model = "/models/Llama-3.2-1B-Instruct"  # a local folder: config.json and *.safetensors
-    grid = load_or_compute(DrivingParams())[0]  # the exact value, for agreement checks
+    task = DrivingLLMTask()  # the driving prompts, letters and dynamics
+    grid = load_or_compute(task.params)[0]  # the exact value, for agreement checks
     cfg = LLMQTrainConfig(device="cuda", dtype="bfloat16",
                           attn_implementation="flash_attention_2")  # None: transformers' default
-    train_llm_q(model, "runs/llm-q", minutes=66 * 60, iterations=400_000, seed=0,
+    train_llm_q(model, "runs/llm-q", task=task, minutes=66 * 60, iterations=400_000, seed=0,
                 config=cfg, exact_value=grid.values)
-    q = LLMQ.load("runs/llm-q", model, device="cuda", dtype="bfloat16")
-    states = sample_live_states(DrivingParams(), 2000, np.random.default_rng(20_251_007))
+    q = LLMQ.load("runs/llm-q", model, task=task, device="cuda", dtype="bfloat16")
+    states = task.sample_live_states(2000, np.random.default_rng(20_251_007))
     print(evaluate_llm_q(q, grid.values, states, exact_q=grid.q_batch))
     advice = q.guided_generate(messages, max_tokens=50, beta=38.0, temperature=1.0)  # Table 10
+
+Imports the ``llm_q_*`` parts and the runtime's training helpers; no world: the task is handed in.
 """
 
 from __future__ import annotations
@@ -49,12 +50,11 @@ import torch
 from governor.config import check_range, option
 from governor.safety_values.ddqn_config import step_schedule
 from governor.safety_values.llm_q import LLMQ
-from governor.safety_values.llm_q_data import TokenCars, TokenReplay, td_loss
-from governor.safety_values.llm_q_eval import Value, sign_agreement
+from governor.safety_values.llm_q_data import TokenEnvs, TokenReplay, td_loss
+from governor.safety_values.llm_q_eval import sign_agreement
 from governor.safety_values.llm_q_model import LLMQSettings
-from governor.safety_values.replay import sample_live_states
+from governor.safety_values.llm_q_task import LLMTask, Value
 from governor.safety_values.training import TrainingLoop, gradient_step, soft_update
-from governor.worlds.driving.env import DrivingParams
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,17 +118,17 @@ def train_llm_q(
     model_path: str | Path,
     out: str | Path,
     *,
+    task: LLMTask,
     minutes: float | None = None,
     iterations: int | None = None,
     seed: int | None = None,
     progress: bool = True,
     config: LLMQTrainConfig | None = None,
     settings: LLMQSettings | None = None,
-    params: DrivingParams | None = None,
     exact_value: Value | None = None,
     callback: Callable[[dict[str, Any]], None] | None = None,
 ) -> LLMQTrainResult:
-    """Train the driving safety value on the model at ``model_path``; checkpoints go to ``out``.
+    """Train ``task``'s safety value on the model at ``model_path``; checkpoints go to ``out``.
 
     ``minutes``, ``iterations`` and ``seed`` override ``config``. With ``exact_value`` (states ->
     V, e.g. ``GridValue.values``) the sign agreement is checked every ``eval_every`` iterations
@@ -139,13 +139,13 @@ def train_llm_q(
     cfg = dataclasses.replace(
         config or LLMQTrainConfig(), **{k: v for k, v in overrides.items() if v is not None}
     )
-    out, params = Path(out), params or DrivingParams()
+    out = Path(out)
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
     llm_q = LLMQ(
         model_path,
+        task,
         settings=settings,
-        params=params,
         device=cfg.device,
         dtype=cfg.dtype,
         attn_implementation=cfg.attn_implementation,
@@ -155,9 +155,9 @@ def train_llm_q(
     opt = torch.optim.AdamW(
         online.values(), lr=cfg.lr, eps=cfg.adam_eps, weight_decay=cfg.weight_decay
     )
-    cars = TokenCars(llm_q, cfg.n_cars, rng)
+    cars = TokenEnvs(llm_q, cfg.n_cars, rng)
     buffer = TokenReplay(cfg.buffer_size)
-    check = sample_live_states(params, cfg.eval_states, np.random.default_rng([cfg.seed, 1]))
+    check = task.sample_live_states(cfg.eval_states, np.random.default_rng([cfg.seed, 1]))
     status: dict[str, Any] = {"iteration": 0, "minutes": 0.0, "loss": None, "agreement": None}
     history: list[dict[str, Any]] = []
 

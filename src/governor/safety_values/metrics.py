@@ -1,10 +1,11 @@
 """The ReGuard paper's metrics (Table 1, Figure 4, Tables 3-4) as pure functions over plain data.
 
 Safe is the positive class throughout. A rate whose denominator is empty is None (shown as "n/a"
-by :func:`shown`), never 0. The truths the monitor metrics compare against come from
-:func:`action_outcome` (the guardrail's own recovery policy, rolled out on the true dynamics) and
-from the exact Q (the best recovery policy); the caller collects them along the evaluation
-trajectories.
+by :func:`shown`), never 0. The truths the monitor metrics compare against come from a world's
+rollouts of the guardrail's own recovery policy on the true dynamics (an :data:`Outcome`; the
+driving world's :func:`~governor.worlds.driving.metrics.action_outcome`) and from the exact Q
+(the best recovery policy); the caller collects them along the evaluation trajectories. Imports
+numpy and the errors only: no world.
 """
 
 from __future__ import annotations
@@ -15,9 +16,7 @@ from typing import Literal
 
 import numpy as np
 
-from governor.core import Fallback, Trajectory
 from governor.errors import ConfigError, expected
-from governor.worlds.driving.env import DrivingParams, describe, margin, step_states
 
 RecoveryPolicy = Callable[[np.ndarray], int | None]
 Outcome = Literal["goal", "survived", "failed", "stopped"]
@@ -114,7 +113,8 @@ def monitor_accuracy(allowed: Sequence[bool], recovered: Sequence[bool]) -> Moni
     the system safe by using the guardrail's recovery policy allowing the candidate action".
 
     ``allowed[i]``: the monitor admitted proposed action i. ``recovered[i]``: executing it and then
-    running the guardrail's own recovery policy kept the system safe (:func:`action_outcome`).
+    running the guardrail's own recovery policy kept the system safe (a world's rollout, e.g.
+    :func:`~governor.worlds.driving.metrics.action_outcome`).
     """
     confusion = Confusion.of(allowed, recovered)
     return MonitorAccuracy(confusion.tp_rate, confusion.tn_rate)
@@ -139,62 +139,10 @@ def rollout_f1(successes: Sequence[bool], privileged_successes: Sequence[bool]) 
     return Confusion.of(successes, privileged_successes).f1
 
 
-def rollout(
-    params: DrivingParams, state: np.ndarray, policy: RecoveryPolicy, steps: int
-) -> Outcome:
-    """Run ``policy`` from ``state`` for up to ``steps`` steps on the true dynamics.
-
-    "failed": a visited state (``state`` included) has l < 0; "goal": x >= goal_x was reached
-    first (the episode ends there); "stopped": the policy returned None (a stop fallback);
-    "survived": ``steps`` steps without failure.
-    """
-    s = np.asarray(state, dtype=np.float64).reshape(3)
-    for i in range(steps + 1):
-        if float(margin(params, s)) < 0.0:
-            return "failed"
-        if s[0] >= params.goal_x:
-            return "goal"
-        if i == steps:
-            break
-        action = policy(s)
-        if action is None:
-            return "stopped"
-        s = step_states(params, s, int(action))
-    return "survived"
-
-
-def action_outcome(
-    params: DrivingParams,
-    state: np.ndarray,
-    action: int,
-    policy: RecoveryPolicy,
-    steps: int,
-) -> Outcome:
-    """The outcome of executing ``action`` at ``state`` and then ``policy`` (``steps`` in all).
-
-    ``steps`` is what is left of the horizon at ``state`` (``horizon - t``).
-    """
-    if steps < 1:
-        raise ConfigError(f"steps: {expected('at least 1 (the action itself)', steps)}")
-    s = np.asarray(state, dtype=np.float64).reshape(3)
-    return rollout(params, step_states(params, s, int(action)), policy, steps - 1)
-
-
 def recovered(outcome: Outcome, *, stop_is_safe: bool = False) -> bool:
     """Whether an outcome kept the system safe: goal or survived. Stopping does not count unless
     ``stop_is_safe``: an embodied system cannot simply stop (the paper, section 6.2)."""
     return outcome in ("goal", "survived") or (stop_is_safe and outcome == "stopped")
-
-
-def fallback_policy(fallback: Fallback, params: DrivingParams) -> RecoveryPolicy:
-    """A guard's fallback as a recovery policy of the state (it sees the state and its text)."""
-
-    def policy(state: np.ndarray) -> int | None:
-        observation = {"state": state.astype(np.float32), "text": describe(params, state)}
-        action = fallback.act(Trajectory(observation), ())
-        return None if action is None else int(action)
-
-    return policy
 
 
 def shown(value: float | None, percent: bool = False) -> str:

@@ -1,9 +1,11 @@
-"""What reach-avoid DDQN learns from: many envs stepped at once and a replay buffer of transitions.
+"""What reach-avoid DDQN learns from: batches of transitions and a replay buffer of them.
 
-:class:`Cars` drives the driving task, :class:`Carts` shops in the commerce task; both restart an
-env whose episode ends at a fresh live state drawn over the whole state space. Transitions keep
-states, not observations: the observation model renders a state's observation (its features, or
-its text's tokens) when a batch is drawn, so a driving transition costs 7 numbers.
+A world steps many envs at once and restarts one whose episode ends at a fresh live state drawn
+over the whole state space (its task's ``vector_envs``, e.g.
+:class:`~governor.worlds.driving.task.Cars`); each step returns :class:`Transitions`.
+Transitions keep states, not observations: the observation model renders a state's observation
+(its features, or its text's tokens) when a batch is drawn, so a driving transition costs 7
+numbers. Imports numpy only: no world.
 """
 
 from __future__ import annotations
@@ -13,23 +15,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from governor.errors import ConfigError, expected
-from governor.worlds.commerce.env import CommerceParams, levels, random_carts, step_carts
-from governor.worlds.driving.env import DrivingParams, margin, step_states
-
-
-def sample_live_states(params: DrivingParams, n: int, rng: np.random.Generator) -> np.ndarray:
-    """``n`` uniform states on the whole road (x < goal_x, any heading) that have not failed."""
-    out = np.empty((0, 3))
-    while len(out) < n:
-        draw = np.column_stack(
-            [
-                rng.uniform(0.0, params.goal_x, 2 * n),
-                rng.uniform(0.0, params.road_width, 2 * n),
-                rng.uniform(-np.pi, np.pi, 2 * n),
-            ]
-        )
-        out = np.concatenate([out, draw[margin(params, draw) >= 0.0]])
-    return out[:n]
 
 
 @dataclass(frozen=True)
@@ -43,66 +28,6 @@ class Transitions:
     done: (
         np.ndarray
     )  # (N,) bool: s' ends the episode (driving: failure or goal; commerce: checkout)
-
-
-class Cars:
-    """``n`` cars of the driving task stepped together with the environment's own dynamics.
-
-    A car whose episode ends (failure, goal, or the horizon) restarts at a fresh live state drawn
-    uniformly over the whole road, so the value is learned everywhere, not only near the start.
-    Reaching the horizon is a truncation, not an end: its transition is not marked done.
-    """
-
-    def __init__(self, params: DrivingParams, n: int, rng: np.random.Generator) -> None:
-        self.params, self.rng = params, rng
-        self.states = sample_live_states(params, n, rng)
-        self.t = np.zeros(n, dtype=np.int64)
-        self.failures = self.goals = 0
-
-    def step(self, actions: np.ndarray) -> Transitions:
-        p = self.params
-        actions = np.asarray(actions, dtype=np.int64)
-        nxt = step_states(p, self.states, actions)
-        levels = margin(p, nxt)
-        failed, goal = levels < 0.0, nxt[:, 0] >= p.goal_x
-        done = failed | goal
-        out = Transitions(self.states, actions, nxt, levels, done)
-        self.failures += int(failed.sum())
-        self.goals += int(goal.sum())
-        self.t += 1
-        restart = done | (self.t >= p.horizon)
-        self.states = nxt.copy()
-        if restart.any():
-            self.states[restart] = sample_live_states(p, int(restart.sum()), self.rng)
-            self.t[restart] = 0
-        return out
-
-
-class Carts:
-    """``n`` carts of the commerce task stepped together with the environment's own dynamics.
-
-    A cart that checks out (chosen or forced) restarts as a fresh random cart with a random number
-    of actions left (:func:`~governor.worlds.commerce.env.random_carts`), so the value is learned at
-    every k, not only at the start. Levels follow the convention of :mod:`governor.worlds.commerce.env`.
-    """
-
-    def __init__(self, params: CommerceParams, n: int, rng: np.random.Generator) -> None:
-        self.params, self.rng = params, rng
-        self.states = random_carts(params, n, rng)
-        self.failures = self.goals = 0
-
-    def step(self, actions: np.ndarray) -> Transitions:
-        p = self.params
-        actions = np.asarray(actions, dtype=np.int64)
-        nxt, done = step_carts(p, self.states, actions)
-        level = levels(p, nxt, done)
-        out = Transitions(self.states, actions, nxt, level, done)
-        self.failures += int((done & (level < 0.0)).sum())
-        self.goals += int((done & (level > 0.0)).sum())
-        self.states = nxt.copy()
-        if done.any():
-            self.states[done] = random_carts(p, int(done.sum()), self.rng)
-        return out
 
 
 class ReplayBuffer:

@@ -1,39 +1,39 @@
 """What reach-avoid DDQN needs to know about a task, so that one training loop serves them all.
 
 A :class:`Task` names its environment and parameters and gives: the state dimension and the
-number of actions; many envs stepped at once with restarts (:mod:`~governor.safety_values.replay`);
-live states for the held-out agreement check; the exact value to check against; what the
-observation models read (state features, the text, its vocabulary and a fast token renderer);
-and the safety filter over its actions. :class:`DrivingTask` wraps the driving task and its grid
-value; :class:`CommerceTask` the commerce task and its dynamic programme.
+number of actions; many envs stepped at once with restarts (:class:`VectorEnvs`); live states for
+the held-out agreement check; the exact value to check against; what the observation models read
+(state features, the text, its vocabulary and a fast token renderer); and the safety filter over
+its actions. A world implements it (:class:`~governor.worlds.driving.task.DrivingTask`,
+:class:`~governor.worlds.commerce.task.CommerceTask`) and registers it under its env name with
+:func:`register_task` when its task module is imported, together with the type of its parameters
+and its defaults for the DDQN settings that depend on the env (:class:`DDQNDefaults`). The
+runtime finds a task by name (:func:`make_task`, a checkpoint's env) or by its parameters
+(:func:`task_of`) in that registry, so whoever names an env imports its world's task module first.
+Imports the filter, the replay buffer and the token machinery: no world.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
 from governor.errors import ConfigError, expected
-from governor.safety_values.filter import QValues, SafetyFilter, state_of
-from governor.safety_values.replay import Cars, Carts, Transitions, sample_live_states
-from governor.safety_values.text_tokens import (
-    CommerceTemplates,
-    DrivingTemplates,
-    Vocabulary,
-    commerce_vocabulary,
-    driving_vocabulary,
-)
-from governor.worlds.commerce.env import CommerceParams, random_carts, rows_of, totals_cents
-from governor.worlds.commerce.env import describe as describe_cart
-from governor.worlds.commerce.value import CommerceFilter, CommerceValue, cart_state_of
-from governor.worlds.driving.env import DrivingParams
-from governor.worlds.driving.env import describe as describe_drive
+from governor.safety_values.filter import QValues, SafetyFilter
+from governor.safety_values.replay import Transitions
+from governor.safety_values.text_tokens import Vocabulary
 
-ENVS = ("driving", "commerce")
-TaskParams = DrivingParams | CommerceParams
+
+class TaskParams(Protocol):
+    """A task's parameters: a dataclass (a checkpoint saves ``dataclasses.asdict`` of it) with a
+    stable ``key`` of every field."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    def key(self) -> str: ...
 
 
 class ExactValue(Protocol):
@@ -98,143 +98,92 @@ class Task(Protocol):
 
 
 @dataclasses.dataclass(frozen=True)
-class DrivingTask:
-    """The driving task: state (x, y, theta), actions right/straight/left."""
+class DDQNDefaults:
+    """A task's defaults for the reach-avoid DDQN settings that depend on the env.
 
-    params: DrivingParams = dataclasses.field(default_factory=DrivingParams)
-    name: str = "driving"
-    state_dim: int = 3
-    n_actions: int = 3
-    feature_dim: int = 4
-    max_tokens: int = 512
-    element_actions: bool = False
-    q_scale: float = 1.0
-    read_window: int | None = None
+    The fields but ``text_batch`` are :class:`~governor.safety_values.ddqn_config.DDQNConfig`
+    fields of the same name; ``text_batch`` is the text model's batch (the state model's is 512).
+    """
 
-    def vector_envs(self, n: int, rng: np.random.Generator) -> VectorEnvs:
-        return Cars(self.params, n, rng)
-
-    def sample_live_states(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        return sample_live_states(self.params, n, rng)
-
-    def exact_value(self, grid_shape: tuple[int, int, int], progress: bool) -> ExactValue:
-        from governor.worlds.driving.grid_value import GridSpec, load_or_compute
-
-        nx, ny, ntheta = grid_shape
-        spec = GridSpec(nx=nx, ny=ny, ntheta=ntheta)
-        return load_or_compute(self.params, spec, progress=progress)[0]
-
-    def features(self, states: np.ndarray) -> np.ndarray:
-        """(2 x / goal_x - 1, 2 y / road_width - 1, cos theta, sin theta) as float32 (N, 4)."""
-        p = self.params
-        x, y, theta = states[:, 0], states[:, 1], states[:, 2]
-        return np.column_stack(
-            [2 * x / p.goal_x - 1, 2 * y / p.road_width - 1, np.cos(theta), np.sin(theta)]
-        ).astype(np.float32)
-
-    def describe(self, state: np.ndarray) -> str:
-        return describe_drive(self.params, state)
-
-    def vocabulary(self) -> Vocabulary:
-        return driving_vocabulary(self.params)
-
-    def templates(self, vocab: Vocabulary) -> Templates:
-        return DrivingTemplates(self.params, vocab)
-
-    def state_of(self, observation: Any) -> np.ndarray:
-        return state_of(observation)
-
-    def safety_filter(self, q_values: QValues, margin: float, name: str) -> SafetyFilter:
-        return SafetyFilter(q_values, margin, name=name)
+    iterations: int
+    n_envs: int
+    buffer_size: int
+    gamma: float
+    gamma_end: float
+    tau: float
+    lr_period: int
+    eps_period: int
+    text_batch: int
 
 
 @dataclasses.dataclass(frozen=True)
-class CommerceTask:
-    """The commerce task: a cart and the actions left; actions are the page's element ids.
+class RegisteredTask:
+    """A task as registered: its env name, the type of its parameters, the task of parameters of
+    that type (``factory``) and its DDQN defaults."""
 
-    State features (N, 2 max_items + 2): the rows' prices in display order (0 where there is no
-    row), the same prices sorted from the most expensive, the actions left over the window, and
-    the total; prices over the budget. Positions tell which element removes what; the sorted
-    prices and the window tell what the best removals can reach.
+    name: str
+    params_type: type
+    factory: Callable[[Any], Task]
+    ddqn_defaults: DDQNDefaults
+
+
+_REGISTRY: dict[str, RegisteredTask] = {}
+
+
+def register_task(
+    name: str, params_type: type, factory: Callable[[Any], Task], ddqn_defaults: DDQNDefaults
+) -> None:
+    """Register the task ``name``: ``factory(params)`` is its task for ``params_type`` parameters.
+
+    A world calls this when its task module is imported. Registering a name again with the same
+    parameter type replaces the entry (a reloaded module); another type is refused.
     """
+    known = _REGISTRY.get(name)
+    if known is not None and known.params_type.__qualname__ != params_type.__qualname__:
+        wanted = f"parameters {known.params_type.__qualname__} (as registered)"
+        raise ConfigError(f"task {name!r}: {expected(wanted, params_type.__qualname__)}")
+    _REGISTRY[name] = RegisteredTask(name, params_type, factory, ddqn_defaults)
 
-    params: CommerceParams = dataclasses.field(default_factory=CommerceParams)
-    name: str = "commerce"
-    max_tokens: int = 0  # rows sit anywhere: an absolute position says nothing about a price
-    element_actions: bool = True
-    read_window: int | None = 12
 
-    @property
-    def state_dim(self) -> int:
-        return self.params.max_items + 1
+def registered_tasks() -> tuple[str, ...]:
+    """The names of the registered tasks, in the order they were registered."""
+    return tuple(_REGISTRY)
 
-    @property
-    def n_actions(self) -> int:
-        return self.params.n_actions
 
-    @property
-    def feature_dim(self) -> int:
-        return 2 * self.params.max_items + 2
-
-    @property
-    def q_scale(self) -> float:
-        return self.params.budget
-
-    def vector_envs(self, n: int, rng: np.random.Generator) -> VectorEnvs:
-        return Carts(self.params, n, rng)
-
-    def sample_live_states(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        return random_carts(self.params, n, rng)
-
-    def exact_value(self, grid_shape: tuple[int, int, int], progress: bool) -> ExactValue:
-        return CommerceValue(self.params)
-
-    def features(self, states: np.ndarray) -> np.ndarray:
-        p = self.params
-        prices = p.prices_cents[rows_of(states)] / (100.0 * p.budget)
-        ranked = -np.sort(-prices, axis=1)
-        window = states[:, -1:] / p.actions
-        total = totals_cents(p, states)[:, None] / (100.0 * p.budget)
-        return np.concatenate([prices, ranked, window, total], axis=1).astype(np.float32)
-
-    def describe(self, state: np.ndarray) -> str:
-        return describe_cart(self.params, state)
-
-    def vocabulary(self) -> Vocabulary:
-        return commerce_vocabulary(self.params)
-
-    def templates(self, vocab: Vocabulary) -> Templates:
-        return CommerceTemplates(self.params, vocab)
-
-    def state_of(self, observation: Any) -> np.ndarray:
-        return cart_state_of(self.params, observation)
-
-    def safety_filter(self, q_values: QValues, margin: float, name: str) -> SafetyFilter:
-        return CommerceFilter(q_values, margin, self.n_actions, name=name)
+def task_named(name: str) -> RegisteredTask:
+    """The registered task ``name``; a ConfigError naming the registered ones when it is not."""
+    if not isinstance(name, str) or name not in _REGISTRY:
+        names = " or ".join(_REGISTRY) or "a registered task (none is)"
+        raise ConfigError(
+            f"env: {expected(names, name)} (a world registers its task when its task module is "
+            "imported, e.g. governor.worlds.driving.task)"
+        )
+    return _REGISTRY[name]
 
 
 def task_of(params: TaskParams) -> Task:
-    """The task whose parameters are ``params``."""
-    if isinstance(params, DrivingParams):
-        return DrivingTask(params)
-    if isinstance(params, CommerceParams):
-        return CommerceTask(params)
-    raise ConfigError(f"task parameters: {expected('DrivingParams or CommerceParams', params)}")
+    """The task whose parameters are ``params`` (of a registered task's parameter type)."""
+    for entry in _REGISTRY.values():
+        if isinstance(params, entry.params_type):
+            return entry.factory(params)
+    kinds = " or ".join(entry.params_type.__name__ for entry in _REGISTRY.values())
+    raise ConfigError(
+        f"task parameters: {expected(kinds or 'the parameters of a registered task', params)}"
+    )
 
 
 def make_task(env: str, params: Mapping[str, Any] | TaskParams | None = None) -> Task:
     """The task of ``env`` with ``params`` (parameters, their dict, or None for the defaults)."""
-    if env not in ENVS:
-        raise ConfigError(f"env: {expected(' or '.join(ENVS), env)}")
-    kind = DrivingParams if env == "driving" else CommerceParams
+    entry = task_named(env)
+    kind = entry.params_type
     if params is None:
-        return task_of(kind())
-    if isinstance(params, (DrivingParams, CommerceParams)):
+        return entry.factory(kind())
+    if not isinstance(params, Mapping):
         if not isinstance(params, kind):
             raise ConfigError(f"{env} parameters: {expected(kind.__name__, params)}")
-        return task_of(params)
+        return entry.factory(params)
     try:
-        return task_of(kind(**_tuples(dict(params))))
+        return entry.factory(kind(**_tuples(dict(params))))
     except TypeError as exc:
         raise ConfigError(
             f"{env} parameters: {expected(kind.__name__ + ' fields', params)}"

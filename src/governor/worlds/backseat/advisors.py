@@ -28,9 +28,10 @@ import numpy as np
 from governor.backends.base import Backend, Message
 from governor.core import Candidate, Fallback, Feedback, Policy, Trajectory, Verdict
 from governor.errors import BackendError, ConfigError, expected
-from governor.safety_values.filter import QValues, SafetyFilter, state_of
+from governor.safety_values.filter import QValues, SafetyFilter
 from governor.worlds.backseat.human import advised_action
-from governor.worlds.driving.env import CHOICES, LETTERS, DrivingParams, describe
+from governor.worlds.driving.env import CHOICES, LABELS, LETTERS, DrivingParams, describe
+from governor.worlds.driving.filter import state_of
 
 _SAY = ("steer right", "keep straight", "steer left")
 _QUESTION = "\n\nQuestion:"  # where the state paragraph of the observation text ends
@@ -179,7 +180,7 @@ class AdviceShield(SafetyFilter):
     """Admits advice iff Q(s, a) > epsilon for the action it names, else the intended action."""
 
     def __init__(self, q_values: QValues, epsilon: float, name: str = "advice_shield") -> None:
-        super().__init__(q_values, epsilon, name)
+        super().__init__(q_values, epsilon, name, labels=LABELS)
 
     def check(self, traj: Trajectory, action: Any) -> Verdict:
         if not isinstance(action, str):

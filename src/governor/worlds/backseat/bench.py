@@ -18,12 +18,13 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, Literal
 
+import governor.worlds.driving.task  # noqa: F401  # registers the env "driving" for checkpoints
 from governor.backends.base import Backend
 from governor.config import ObserverConfig, check_range, option
 from governor.errors import ConfigError, expected
 from governor.observer import Observer
 from governor.runner import DecisionSink, Episode, run_episodes
-from governor.safety_values.filter import QValues, exact_filter
+from governor.safety_values.filter import QValues
 from governor.worlds.backseat.advisors import (
     AdviceShield,
     Advisor,
@@ -38,6 +39,7 @@ from governor.worlds.backseat.human import PERSONAS, HumanProxy, LLMHuman, Scrip
 from governor.worlds.backseat.tone import ToneLearningAdvisor
 from governor.worlds.driving.bench import start_states
 from governor.worlds.driving.env import DrivingParams
+from governor.worlds.driving.filter import exact_filter
 from governor.worlds.driving.grid_value import GridSpec, GridValue, load_or_compute
 
 __all__ = [

@@ -17,13 +17,13 @@ from governor.config import ObserverConfig
 from governor.core import Trajectory
 from governor.observer import Observer
 from governor.runner import DecisionSink, Episode, run_episode, run_episodes
-from governor.safety_values.filter import exact_filter
 from governor.safety_values.metrics import rollout_f1
 from governor.usage import metered
 from governor.worlds.backseat.advisors import AdviceShield, Advisor, SilentAdvisor
 from governor.worlds.backseat.env import BackseatEnv
 from governor.worlds.backseat.human import own_policy
 from governor.worlds.driving.env import DrivingEnv
+from governor.worlds.driving.filter import exact_filter
 from governor.worlds.driving.grid_value import GridValue
 
 

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+import governor.worlds.commerce.task  # noqa: F401  # registers the env "commerce" for checkpoints
 from governor.config import ObserverConfig, check_range, option
 from governor.core import Candidate, Constraint, Fallback, Feedback, Policy, Trajectory
 from governor.errors import ConfigError, expected

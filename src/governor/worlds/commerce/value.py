@@ -119,8 +119,7 @@ class CommerceFilter(SafetyFilter):
     def __init__(
         self, q_values: QValues, margin: float, n_actions: int, name: str = "safety_filter"
     ) -> None:
-        super().__init__(q_values, margin, name)
-        self.n_actions = n_actions
+        super().__init__(q_values, margin, name, n_actions=n_actions)
 
     def check(self, traj: Trajectory, action: Any) -> Verdict:
         valid = isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_))

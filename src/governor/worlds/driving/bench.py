@@ -18,6 +18,7 @@ import numpy as np
 from rich.console import Console
 from tqdm import tqdm
 
+import governor.worlds.driving.task  # noqa: F401  # registers the env "driving" for checkpoints
 from governor.backends import Backend, backend_from_config
 from governor.config import (
     BackendConfig,
@@ -33,10 +34,10 @@ from governor.config import (
 from governor.core import Constraint, Fallback, Policy, Trajectory
 from governor.observer import Observer
 from governor.runner import DecisionSink, Episode, run_episodes
-from governor.safety_values.filter import exact_filter
 from governor.trace import open_trace
 from governor.worlds.driving.controllers import ErraticPolicy, LLMDrivingPolicy, NominalController
 from governor.worlds.driving.env import DrivingEnv, DrivingParams
+from governor.worlds.driving.filter import exact_filter
 from governor.worlds.driving.grid_value import GridSpec, GridValue, load_or_compute
 from governor.worlds.driving.monitor_check import filter_latency_us, monitor_report
 from governor.worlds.driving.myopic import OneStepMonitor, StopFallback

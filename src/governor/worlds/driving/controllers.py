@@ -16,7 +16,6 @@ import numpy as np
 from governor.backends.base import Backend, Message
 from governor.config import check_range
 from governor.core import Candidate, Feedback, Policy, Trajectory
-from governor.safety_values.filter import state_of
 from governor.worlds.driving.env import (
     LABELS,
     LETTERS,
@@ -25,6 +24,7 @@ from governor.worlds.driving.env import (
     system_prompt,
     wrap_angle,
 )
+from governor.worlds.driving.filter import state_of
 
 _REPLY = re.compile(r"\(?([abc])\)?(?:[.):]\s*|\s+|$)(.*)", re.IGNORECASE | re.DOTALL)
 _PREFIX = re.compile(r"^(?:the\s+)?(?:correct\s+)?answer(?:\s+is)?\s*[:\-]?\s*", re.IGNORECASE)

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from governor.core import Trajectory
-from governor.safety_values.filter import exact_filter
 from governor.worlds.driving.exact_search import monitor_agreement
+from governor.worlds.driving.filter import exact_filter
 from governor.worlds.driving.grid_value import GridValue
 
 

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from governor.core import Constraint, Fallback, Trajectory, Verdict
-from governor.safety_values.filter import state_of
 from governor.worlds.driving.env import LABELS, DrivingParams, action_index, margin, step_states
+from governor.worlds.driving.filter import state_of
 
 
 class OneStepMonitor(Constraint):

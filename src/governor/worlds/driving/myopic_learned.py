@@ -1,6 +1,6 @@
 """The paper's LlamaGuard-style baseline on state features: a learned one-step safety classifier.
 
-p(safe | z, a) reads :func:`~governor.safety_values.encoders.state_features` and a one-hot action
+p(safe | z, a) reads :func:`~governor.worlds.driving.task.state_features` and a one-hot action
 through a small MLP (tanh, dropout) trained with binary cross-entropy on one-step labels: y = 0 iff
 s+ = step(s, a) fails (l(s+) < 0). The recipe is the paper's Table 8 without the LLM (AdamW, BCE);
 the head is smaller and the learning rate larger so that it trains in seconds on a CPU. The data
@@ -34,12 +34,12 @@ from governor.config import check_range, option
 from governor.core import Constraint, Fallback, Trajectory, Verdict
 from governor.errors import ConfigError, expected
 from governor.safety_values.checkpoint_io import atomic_torch_save, atomic_write_json, plain
-from governor.safety_values.encoders import state_features
-from governor.safety_values.filter import state_of
 from governor.worlds.driving.controllers import ErraticPolicy, NominalController
 from governor.worlds.driving.env import LABELS, DrivingParams, action_index, margin, step_states
+from governor.worlds.driving.filter import state_of
 from governor.worlds.driving.grid_value import GridValue
 from governor.worlds.driving.myopic import StopFallback
+from governor.worlds.driving.task import state_features
 
 KINDS = ("myopic_classifier", "myopic_recovery")
 CHECKPOINT, META, FORMAT = "myopic.pt", "meta.json", 1

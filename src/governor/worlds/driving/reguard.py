@@ -27,15 +27,10 @@ from typing import Any
 import numpy as np
 
 from governor.core import Candidate, Constraint, Decision, Fallback, Feedback, Policy, Trajectory
-from governor.safety_values.metrics import (
-    Confusion,
-    action_outcome,
-    fallback_policy,
-    recovered,
-    rollout_f1,
-)
+from governor.safety_values.metrics import Confusion, recovered, rollout_f1
 from governor.worlds.driving.bench import Row, run_pair
 from governor.worlds.driving.grid_value import GridValue
+from governor.worlds.driving.metrics import action_outcome, fallback_policy
 
 ValueSafe = Callable[[np.ndarray], np.ndarray]  # states (N, 3) -> the monitor says safe (N,)
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import governor.worlds.driving.task  # noqa: F401  # registers the env "driving" for checkpoints
 from governor.backends import Backend
 from governor.bench.reguard_config import OBS, ReGuardBenchConfig
-from governor.safety_values.filter import exact_filter
+from governor.worlds.driving.env import LABELS
+from governor.worlds.driving.filter import exact_filter
 from governor.worlds.driving.grid_value import GridValue
 from governor.worlds.driving.reguard import Guard, classifier_value_safe, q_value_safe
 
@@ -40,8 +42,9 @@ def learned_values(
         found[obs] = LearnedQ.load(folder, env="driving", obs=obs, params=gv.params)
     if cfg.llm_checkpoint is not None:
         from governor.safety_values.llm_q import LLMQ
+        from governor.worlds.driving.llm_task import DrivingLLMTask
 
-        found["llm"] = LLMQ.load(cfg.llm_checkpoint, cfg.model_path)
+        found["llm"] = LLMQ.load(cfg.llm_checkpoint, cfg.model_path, task=DrivingLLMTask())
     return found
 
 
@@ -75,7 +78,7 @@ def driving_guards(
         guards.append(
             Guard(
                 names[obs],
-                [SafetyFilter(q, m, name=names[obs])],
+                [SafetyFilter(q, m, name=names[obs], labels=LABELS)],
                 ValueFallback(q),
                 q_value_safe(q.q_states),
             )

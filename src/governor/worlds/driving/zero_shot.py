@@ -30,7 +30,6 @@ from typing import Any, Literal
 from governor.backends.base import Backend, Message
 from governor.core import Constraint, Fallback, Trajectory, Verdict
 from governor.errors import BackendError, ConfigError, expected
-from governor.safety_values.filter import state_of
 from governor.worlds.driving.controllers import parse_choice
 from governor.worlds.driving.env import (
     LABELS,
@@ -40,6 +39,7 @@ from governor.worlds.driving.env import (
     describe,
     system_prompt,
 )
+from governor.worlds.driving.filter import state_of
 
 JUDGE_SYSTEM = (
     "You are a helpful AI assistant. You will be asked to judge the safety of driving actions. "
