@@ -148,3 +148,20 @@ def test_the_zero_shot_row_counts_every_call_of_its_judge_and_recovery(tmp_path:
         steps = row["mean_steps"] * row["episodes"]
         assert row["intervention_rate"] == 1.0  # the judge said NO to every proposal
         assert row["llm_calls"] == 2 * steps  # one question and one recovery choice a step
+
+
+def test_training_bounded_by_steps_gives_the_same_tables_twice(tmp_path: Path) -> None:
+    tables = []
+    for folder in ("a", "b"):
+        cfg = ReGuardBenchConfig(
+            tables="driving",
+            episodes=4,
+            learned="state",
+            train_steps=300,
+            checkpoints=str(tmp_path / folder),
+            monitor_steps=50,
+        )
+        result = run(cfg)
+        assert "state value trained here for 300 gradient steps" in result["notes"]
+        tables.append(result["driving"]["table1"])
+    assert tables[0] == tables[1]

@@ -116,7 +116,7 @@ def test_trace_show_of_a_missing_file_is_one_line(
 
 def test_demo_writes_a_report_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     out = tmp_path / "report"
-    assert main(["demo", "--out", str(out), "--episodes", "3", "--train-minutes", "0.02"]) == 0
+    assert main(["demo", "--out", str(out), "--episodes", "3", "--train-steps", "200"]) == 0
     printed = capsys.readouterr().out
     assert f"report written to {out}" in printed and "exact_filter" in printed
     index = (out / "index.html").read_text()

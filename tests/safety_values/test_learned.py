@@ -23,7 +23,7 @@ from governor.safety_values.learned import (
 )
 from governor.worlds.driving.bench import make_guard
 from governor.worlds.driving.controllers import ErraticPolicy
-from governor.worlds.driving.env import DrivingEnv, DrivingParams
+from governor.worlds.driving.env import LABELS, DrivingEnv, DrivingParams
 
 PARAMS = DrivingParams()
 SMALL_TEXT = {"d_model": 8, "ff": 16, "head_hidden": 16}
@@ -106,7 +106,7 @@ def test_learned_q_drives_a_safety_filter_in_an_observer_step(tmp_path):
     q = LearnedQ.load(tmp_path / "ck")
     observer = Observer(
         ErraticPolicy(PARAMS, p=0.5, seed=0),
-        [SafetyFilter(q, margin=0.0)],
+        [SafetyFilter(q, margin=0.0, labels=LABELS)],
         ValueFallback(q),
         config=ObserverConfig(max_regenerations=0),
     )

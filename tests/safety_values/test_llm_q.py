@@ -34,7 +34,7 @@ from governor.safety_values.llm_q_train import (  # noqa: E402
     train_llm_q,
 )
 from governor.usage import metered  # noqa: E402
-from governor.worlds.driving.env import DrivingParams, describe, margin  # noqa: E402
+from governor.worlds.driving.env import LABELS, DrivingParams, describe, margin  # noqa: E402
 from governor.worlds.driving.llm_task import DrivingLLMTask  # noqa: E402
 from governor.worlds.driving.task import sample_live_states  # noqa: E402
 
@@ -192,7 +192,7 @@ def test_llm_q_plugs_into_the_safety_filter(models: dict[str, Path]) -> None:
     text = describe(PARAMS, (2.0, 1.5, 0.3))
     q = llm.q_values(text)
     traj = Trajectory({"text": text})
-    verdicts = [SafetyFilter(llm, margin=0.0).check(traj, a) for a in range(3)]
+    verdicts = [SafetyFilter(llm, margin=0.0, labels=LABELS).check(traj, a) for a in range(3)]
     assert [v.admissible for v in verdicts] == [bool(x > 0.0) for x in q]
     assert ValueFallback(llm).act(traj, verdicts) == int(np.argmax(q))
 

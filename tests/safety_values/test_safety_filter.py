@@ -4,6 +4,7 @@ import pytest
 from governor.core import Trajectory
 from governor.errors import EnvError
 from governor.safety_values.filter import SafetyFilter, ValueFallback
+from governor.worlds.driving.env import LABELS
 from governor.worlds.driving.filter import exact_filter, state_of
 from governor.worlds.driving.grid_value import GridValue
 from governor.worlds.driving.myopic import OneStepMonitor, StopFallback
@@ -16,7 +17,7 @@ def stub(observation):
 
 
 def test_verdicts_follow_the_switching_rule():
-    monitor = SafetyFilter(stub, margin=0.05)
+    monitor = SafetyFilter(stub, margin=0.05, labels=LABELS)
     traj = Trajectory(OBS)
     right, straight, left = (monitor.check(traj, a) for a in range(3))
     assert not right.admissible and right.margin == pytest.approx(-0.1)
@@ -31,7 +32,7 @@ def test_verdicts_follow_the_switching_rule():
 
 @pytest.mark.parametrize("action", [3, "B", None, True])
 def test_an_action_it_cannot_judge_fails_closed(action):
-    verdict = SafetyFilter(stub, margin=0.0).check(Trajectory(OBS), action)
+    verdict = SafetyFilter(stub, margin=0.0, labels=LABELS).check(Trajectory(OBS), action)
     assert not verdict.admissible and verdict.error is not None and "0, 1 or 2" in verdict.error
 
 

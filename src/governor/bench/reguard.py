@@ -20,11 +20,10 @@ from typing import Any
 from tqdm import tqdm
 
 from governor.backends import Backend, backend_from_config
-from governor.bench.reguard_config import ReGuardBenchConfig
 from governor.cli.safety_value import single_thread
 from governor.config import BackendConfig
 from governor.core import Policy
-from governor.worlds.driving.bench import start_states
+from governor.worlds.driving.bench_run import start_states
 from governor.worlds.driving.controllers import ErraticPolicy, NominalController
 from governor.worlds.driving.env import DrivingParams
 from governor.worlds.driving.grid_value import GridSpec, load_or_compute
@@ -33,6 +32,7 @@ from governor.worlds.driving.reguard import (
     PolicyOf,
     shield,
 )
+from governor.worlds.driving.reguard_config import ReGuardBenchConfig
 from governor.worlds.driving.reguard_guards import driving_guards, learned_values
 
 

@@ -32,12 +32,14 @@ class Parser(argparse.ArgumentParser):
 def _demo(args: argparse.Namespace, console: Console) -> int:
     from governor.bench.demo import run_demo
 
-    check_range("train_minutes", args.train_minutes, 0.0, 1e4)
+    check_range("train_steps", args.train_steps, 1, 100_000_000)
+    check_range("episodes", args.episodes, 1, 1_000_000)
+    check_range("seed", args.seed, 0, 2**32 - 1)
     index = run_demo(
         args.out,
         episodes=args.episodes,
         seed=args.seed,
-        train_minutes=args.train_minutes,
+        train_steps=args.train_steps,
         console=console,
     )
     console.print(f"report written to {index.parent}/ (open {index})")
@@ -79,7 +81,11 @@ def build_parser() -> Parser:
     demo.add_argument("--episodes", type=int, default=100, help="episodes per policy and guard")
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument(
-        "--train-minutes", type=float, default=1.0, help="training budget of the learned filter"
+        "--train-steps",
+        type=int,
+        default=10_000,
+        help="gradient steps of the learned filter's training (default: %(default)s, about a"
+        " minute here; a step budget makes identical runs identical)",
     )
     demo.set_defaults(handler=_demo)
 

@@ -2,7 +2,7 @@
 
 The switching rule is least restrictive: the base action runs iff Q(s, a) > margin, otherwise the
 fallback takes the action of largest Q. Actions are the ints 0..n-1 of a task; labels name them in
-verdicts (by default the driving task's three, steer right, straight and left, its first user).
+verdicts (a world passes its own: the driving world's "Steer right", "Steer straight", ...).
 ``q_values`` maps an observation to Q for every action: an exact value reads the state (the
 driving world's :func:`~governor.worlds.driving.filter.exact_filter`); learned values may read the
 text.
@@ -19,7 +19,6 @@ from governor.core import Constraint, Fallback, Trajectory, Verdict
 from governor.errors import ConfigError, expected
 
 QValues = Callable[[Any], np.ndarray]
-DEFAULT_LABELS = ("Steer right", "Steer straight", "Steer left")
 
 
 def action_choices(n_actions: int) -> str:
@@ -34,9 +33,8 @@ def action_choices(n_actions: int) -> str:
 class SafetyFilter(Constraint):
     """Admits action a iff Q(s, a) > margin, with Q from ``q_values(observation)``.
 
-    Actions are the ints 0..n_actions-1 and ``labels[a]`` names action a in verdicts. Neither
-    given: the three driving actions (:data:`DEFAULT_LABELS`); labels alone fix the count;
-    a count alone names the actions "action a".
+    Actions are the ints 0..n_actions-1 and ``labels[a]`` names action a in verdicts; labels
+    alone fix the count, a count alone names the actions "action a". One of them is required.
     """
 
     def __init__(
@@ -48,10 +46,10 @@ class SafetyFilter(Constraint):
         n_actions: int | None = None,
         labels: Sequence[str] | None = None,
     ) -> None:
+        if labels is None and n_actions is None:
+            raise ConfigError("SafetyFilter: expected labels or n_actions, found neither")
         if labels is None:
-            labels = (
-                DEFAULT_LABELS if n_actions is None else [f"action {a}" for a in range(n_actions)]
-            )
+            labels = [f"action {a}" for a in range(n_actions or 0)]
         if n_actions is not None and n_actions != len(labels):
             raise ConfigError(f"labels: {expected(f'one per action ({n_actions})', len(labels))}")
         self.q_values = q_values

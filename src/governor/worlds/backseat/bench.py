@@ -37,7 +37,7 @@ from governor.worlds.backseat.env import BackseatEnv
 from governor.worlds.backseat.episode import privileged_runs, run_condition
 from governor.worlds.backseat.human import PERSONAS, HumanProxy, LLMHuman, ScriptedHuman
 from governor.worlds.backseat.tone import ToneLearningAdvisor
-from governor.worlds.driving.bench import start_states
+from governor.worlds.driving.bench_run import start_states
 from governor.worlds.driving.env import DrivingParams
 from governor.worlds.driving.filter import exact_filter
 from governor.worlds.driving.grid_value import GridSpec, GridValue, load_or_compute

@@ -28,7 +28,7 @@ import numpy as np
 
 from governor.core import Candidate, Constraint, Decision, Fallback, Feedback, Policy, Trajectory
 from governor.safety_values.metrics import Confusion, recovered, rollout_f1
-from governor.worlds.driving.bench import Row, run_pair
+from governor.worlds.driving.bench_run import Row, run_pair
 from governor.worlds.driving.grid_value import GridValue
 from governor.worlds.driving.metrics import action_outcome, fallback_policy
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import governor.worlds.driving.task  # noqa: F401  # registers the env "driving" for checkpoints
 from governor.backends import Backend
-from governor.bench.reguard_config import OBS, ReGuardBenchConfig
 from governor.worlds.driving.env import LABELS
 from governor.worlds.driving.filter import exact_filter
 from governor.worlds.driving.grid_value import GridValue
 from governor.worlds.driving.reguard import Guard, classifier_value_safe, q_value_safe
+from governor.worlds.driving.reguard_config import OBS, ReGuardBenchConfig
 
 
 def learned_values(
@@ -26,19 +26,19 @@ def learned_values(
             continue
         folder = Path(cfg.checkpoints) / f"driving-{obs}"
         if not (folder / "checkpoint.pt").is_file():
-            if cfg.train_minutes <= 0:
+            if cfg.train_minutes <= 0 and cfg.train_steps is None:
                 notes.append(f"no {obs} checkpoint in {folder}: its rows are left out")
                 continue
             from governor.safety_values.ddqn import train
             from governor.safety_values.ddqn_config import DDQNConfig
 
-            train(
-                DDQNConfig(obs=obs, minutes=cfg.train_minutes, seed=cfg.seed),
-                folder,
-                grid=gv,
-                progress=progress,
-            )
-            notes.append(f"{obs} value trained here for {cfg.train_minutes:g} min")
+            if cfg.train_steps is None:
+                config = DDQNConfig(obs=obs, seed=cfg.seed, minutes=cfg.train_minutes)
+                notes.append(f"{obs} value trained here for {cfg.train_minutes:g} min")
+            else:  # bounded by steps alone: the same checkpoint on every machine
+                config = DDQNConfig(obs=obs, seed=cfg.seed, minutes=1e4, iterations=cfg.train_steps)
+                notes.append(f"{obs} value trained here for {cfg.train_steps:,} gradient steps")
+            train(config, folder, grid=gv, progress=progress)
         found[obs] = LearnedQ.load(folder, env="driving", obs=obs, params=gv.params)
     if cfg.llm_checkpoint is not None:
         from governor.safety_values.llm_q import LLMQ

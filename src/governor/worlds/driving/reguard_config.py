@@ -32,6 +32,9 @@ class ReGuardBenchConfig:
     train_minutes: float = option(
         0.0, "train a missing learned value for this many minutes (0: leave its rows out)"
     )
+    train_steps: int | None = option(
+        None, "bound that training by gradient steps instead of minutes (reproducible runs)"
+    )
     margin: float | None = option(None, "filter margin (default: the grid's resolution margin)")
     monitor_steps: int = option(600, "proposed actions scored per guard for the monitor metrics")
     zero_shot: bool = option(False, "add the zero-shot LLM guard (needs an endpoint)")
@@ -47,6 +50,8 @@ class ReGuardBenchConfig:
         check_range("episodes", self.episodes, 1, 1_000_000)
         check_range("erratic_p", self.erratic_p, 0.0, 1.0)
         check_range("train_minutes", self.train_minutes, 0.0, 1e4)
+        if self.train_steps is not None:
+            check_range("train_steps", self.train_steps, 1, 100_000_000)
         check_range("monitor_steps", self.monitor_steps, 1, 10_000_000)
         check_range("false_safe", self.false_safe, 0.0, 1.0)
         unknown = set(self.observations) - set(OBS)
