@@ -128,3 +128,16 @@ def test_demo_writes_a_report_folder(tmp_path: Path, capsys: pytest.CaptureFixtu
     rows = json.loads((out / "driving.json").read_text())["rows"]
     assert len(rows) == 6 and all(r["episodes"] == 3 for r in rows)
     assert main(["trace", "show", str(out / "trace.jsonl")]) == 0
+
+
+def test_version_imports_no_command_module() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from governor.cli import main; main(['--version']); "
+        "print(sorted(m for m in ('scipy', 'matplotlib', 'torch', 'governor.worlds') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["governor 0.1.0", "[]"]

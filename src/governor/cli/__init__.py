@@ -73,7 +73,7 @@ def build_parser() -> Parser:
     from governor.worlds.smalltalk import bench as smalltalk
 
     parser = Parser(prog="governor", description="Runtime guardrails for foundation-model agents.")
-    parser.add_argument("--version", action="version", version=f"governor {__version__}")
+    parser.add_argument("-V", "--version", action="version", version=f"governor {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     demo = sub.add_parser("demo", help="run the offline demo and write a report folder")
@@ -116,6 +116,10 @@ def build_parser() -> Parser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv in (["--version"], ["-V"]):  # answered before the command modules are imported
+        print(f"governor {__version__}")
+        return 0
     parser = build_parser()
     args = parser.parse_args(argv)
     # Wide enough for the benchmark tables when the output goes to a file or a pipe.

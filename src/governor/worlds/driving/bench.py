@@ -32,7 +32,6 @@ from governor.worlds.driving.bench_run import (
     run_pair,
     start_states,
 )
-from governor.worlds.driving.plots import plot_driving
 
 __all__ = [
     "GUARDS",
@@ -136,6 +135,8 @@ def write_driving(result: dict[str, Any], json_path: Path | None, plot_path: Pat
         write_json(json_path, public(result))
     if plot_path is not None:
         policy = result["rows"][-1]["policy"]
+        from governor.worlds.driving.plots import plot_driving  # matplotlib: only to plot
+
         plot_driving(result["_grid"], result["margin"], example_episodes(result, policy), plot_path)
 
 

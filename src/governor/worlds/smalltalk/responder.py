@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from scipy import sparse
 
 from governor.core import Candidate, Feedback, FeedbackKind, Policy, Trajectory
 from governor.errors import ConfigError, expected
@@ -72,6 +71,8 @@ class RetrievalResponder(Policy):
                 cols.append(vocab.setdefault(term, len(vocab)))
                 vals.append(tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(doc) / avg)))
         self.vocab = vocab
+        from scipy import sparse  # imported when a responder is built, not by the CLI
+
         matrix = sparse.csr_matrix((vals, (rows, cols)), shape=(len(docs), len(vocab)))
         df = np.bincount(cols, minlength=len(vocab)).astype(float)
         idf = np.log1p((len(docs) - df + 0.5) / (df + 0.5))
