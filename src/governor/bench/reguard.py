@@ -40,7 +40,7 @@ def run_driving(
     cfg: ReGuardBenchConfig, backend: Backend | None, notes: list[str], progress: bool
 ) -> dict[str, Any]:
     """Table 1 (erratic base) and the shielding rows (every base policy)."""
-    from governor.worlds.driving.myopic_learned import ImitationFallback
+    from governor.worlds.driving.myopic_guard import ImitationFallback
 
     params = DrivingParams()
     gv = load_or_compute(params, GridSpec(), progress=progress)[0]

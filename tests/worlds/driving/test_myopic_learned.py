@@ -13,15 +13,17 @@ from governor.worlds.driving.controllers import NominalController
 from governor.worlds.driving.env import DrivingEnv, DrivingParams, margin, step_states
 from governor.worlds.driving.grid_value import GridValue
 from governor.worlds.driving.myopic import StopFallback
+from governor.worlds.driving.myopic_guard import (
+    ImitationFallback,
+    LearnedOneStepMonitor,
+    myopic_guard,
+)
 from governor.worlds.driving.myopic_learned import (
     CHECKPOINT,
     META,
-    ImitationFallback,
-    LearnedOneStepMonitor,
     MyopicConfig,
     MyopicModel,
     load_model,
-    myopic_guard,
     one_step_labels,
     privileged_targets,
     rollout_states,

@@ -63,6 +63,7 @@ def driving_guards(
     from governor.safety_values.filter import SafetyFilter, ValueFallback
     from governor.safety_values.learned import calibrated_margin, held_out_states
     from governor.worlds.driving import myopic_learned as ml
+    from governor.worlds.driving.myopic_guard import myopic_guard
 
     monitor, fallback = exact_filter(gv, margin)
     guards = [
@@ -89,7 +90,7 @@ def driving_guards(
     recovery = ml.train("myopic_recovery", gv.params, mcfg, grid=gv, states=states)
     value = classifier_value_safe(classifier.p_safe)
     for name, rec in (("llamaguard", None), ("llamaguard_myopic", recovery)):
-        mon, fb = ml.myopic_guard(classifier, rec)
+        mon, fb = myopic_guard(classifier, rec)
         guards.append(Guard(name, [mon], fb, value))
     if backend is not None:
         from governor.worlds.driving.zero_shot import (
