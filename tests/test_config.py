@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from governor.config import BackendConfig, ObserverConfig, from_mapping, load_mapping
+from governor.config import BackendConfig, ObserverConfig, from_mapping
 from governor.errors import ConfigError
+from governor.files import load_mapping
 
 
 @pytest.mark.parametrize(

@@ -1,22 +1,19 @@
-"""Configuration: frozen dataclasses inside, validated files, flags and environment at the edges.
+"""Configuration: frozen dataclasses whose fields are checked against their declared types.
 
 Every tunable has a default and a help text (the ``help`` metadata of its field), which become the
-command-line help of the scripts configured by the dataclass (:func:`add_dataclass_args`).
+command-line help of the scripts configured by the dataclass (:mod:`governor.flags`); files are
+read by :mod:`governor.files` and validated here (:func:`from_mapping`). Holds the runtime loop's
+:class:`ObserverConfig` and the endpoint's :class:`BackendConfig`. Imports the error tree only.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import json
 import os
 import types
 import typing
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Literal, TypeVar
-
-import yaml
 
 from governor.errors import ConfigError, expected
 
@@ -165,48 +162,6 @@ def check_range(name: str, value: Any, low: float, high: float) -> None:
         raise ConfigError(f"{name}: {expected(f'a number in [{low:g}, {high:g}]', value)}")
 
 
-def read_text(path: str | Path) -> str:
-    """The UTF-8 text of a file; a ConfigError names the file and, for bytes that are not UTF-8,
-    their offset."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        found = f"the bytes {data[exc.start : exc.start + 4]!r} at byte offset {exc.start}"
-        raise ConfigError(f"{path}: expected UTF-8 text, found {found}") from exc
-
-
-def load_mapping(path: str | Path) -> dict[str, Any]:
-    """Read a YAML or JSON file holding one mapping."""
-    path = Path(path)
-    text = read_text(path)
-    try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(
-            f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}"
-        ) from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: {expected('a mapping at the top level', type(data).__name__)}")
-    return data
-
-
-def write_json(path: Path, data: Any, what: str = "--json") -> None:
-    """Write ``data`` to ``path`` as indented JSON, creating the folder.
-
-    A path that cannot be written is a ConfigError naming ``what`` (the option that gave it).
-    """
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{what}: cannot write {path}: {exc.strerror}") from exc
-
-
 def from_mapping(cls: type[C], data: Mapping[str, Any], where: str = "config") -> C:
     """Build a config dataclass from a mapping, naming unknown keys and bad values."""
     names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
@@ -223,79 +178,3 @@ def from_mapping(cls: type[C], data: Mapping[str, Any], where: str = "config") -
     except ConfigError as exc:
         message = str(exc)
         raise ConfigError(message if message.startswith(where) else f"{where}: {message}") from exc
-
-
-def add_dataclass_args(parser: argparse.ArgumentParser, cls: type[Any]) -> None:
-    """One ``--flag`` per field of ``cls``; the field's help metadata becomes the flag's help."""
-    hints = typing.get_type_hints(cls)
-    for f in dataclasses.fields(cls):
-        if not f.init:
-            continue
-        kind = hints[f.name]
-        flag = "--" + f.name.replace("_", "-")
-        default = f.default if f.default is not dataclasses.MISSING else None
-        text = f.metadata.get("help", "")
-        choices = _literal_choices(kind)
-        if kind is bool:
-            parser.add_argument(
-                flag,
-                action=argparse.BooleanOptionalAction,
-                default=None,
-                help=f"{text} (default: {default})",
-            )
-        elif choices:
-            parser.add_argument(
-                flag, choices=choices, default=None, help=f"{text} (default: {default})"
-            )
-        elif _scalar(kind) in (int, float, str):
-            parser.add_argument(
-                flag,
-                type=_scalar(kind),
-                default=None,
-                metavar=_scalar(kind).__name__.upper(),
-                help=f"{text} (default: {default})",
-            )
-
-
-def dataclass_from_args(cls: type[C], args: argparse.Namespace, **base: Any) -> C:
-    """The dataclass with every flag the user gave applied over ``base`` and the defaults."""
-    values = dict(base)
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-        value = getattr(args, f.name, None)
-        if value is not None:
-            values[f.name] = value
-    return cls(**values)
-
-
-def _literal_choices(kind: Any) -> list[str] | None:
-    if typing.get_origin(kind) is Literal:
-        return [str(v) for v in typing.get_args(kind)]
-    return None
-
-
-def _scalar(kind: Any) -> Any:
-    """``int`` for ``int | None`` and the like; the type itself otherwise."""
-    if typing.get_origin(kind) in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(kind) if a is not type(None)]
-        return args[0] if len(args) == 1 else None
-    return kind
-
-
-# What `add_subparsers` returns; command modules add their parsers to one of these.
-Subcommands = argparse._SubParsersAction
-
-
-def add_backend_args(parser: argparse.ArgumentParser) -> None:
-    """The LLM endpoint flags every command that talks to a model shares."""
-    group = parser.add_argument_group("LLM endpoint (flags override GOVERNOR_* variables)")
-    group.add_argument("--base-url", help="OpenAI-compatible base URL (GOVERNOR_BASE_URL)")
-    group.add_argument("--model", help="model name (GOVERNOR_MODEL)")
-    group.add_argument("--api-key", help="API key (GOVERNOR_API_KEY)")
-    group.add_argument("--timeout", type=float, help="seconds per HTTP request (default 60)")
-
-
-def backend_config_from_args(args: argparse.Namespace) -> BackendConfig:
-    """The endpoint from the environment, overridden by the flags of :func:`add_backend_args`."""
-    return BackendConfig.from_env(
-        base_url=args.base_url, model=args.model, api_key=args.api_key, timeout_s=args.timeout
-    )

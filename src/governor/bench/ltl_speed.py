@@ -15,15 +15,10 @@ from typing import Any, Literal
 
 from rich.console import Console
 
-from governor.config import (
-    Subcommands,
-    add_dataclass_args,
-    check_range,
-    dataclass_from_args,
-    option,
-    write_json,
-)
+from governor.config import check_range, option
 from governor.errors import ConfigError, expected
+from governor.files import write_json
+from governor.flags import Subcommands, add_dataclass_args, dataclass_from_args
 from governor.ltl.speed import ltl_speed
 
 

@@ -17,8 +17,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from governor.backends import backend_from_config
-from governor.config import Subcommands, add_backend_args, check_range, write_json
+from governor.config import check_range
 from governor.conversation.session import ChatSession, TurnResult
+from governor.files import write_json
+from governor.flags import Subcommands, add_backend_args
 from governor.trace import open_trace
 from governor.worlds.smalltalk.audit import audit, read_transcript
 from governor.worlds.smalltalk.settings import MakeBackend, conversations_dir, load_settings

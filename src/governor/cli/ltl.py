@@ -17,8 +17,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from governor.config import add_backend_args, backend_config_from_args
 from governor.errors import ConfigError, SpecError, expected
+from governor.flags import add_backend_args, backend_config_from_args
 from governor.ltl.domain import Domain
 from governor.ltl.lang2ltl import translate_all
 from governor.ltl.monitor import Monitor, MonitorVerdict

@@ -18,14 +18,10 @@ from typing import Any
 
 from rich.console import Console
 
-from governor.config import (
-    add_dataclass_args,
-    check_range,
-    dataclass_from_args,
-    option,
-    write_json,
-)
+from governor.config import check_range, option
 from governor.errors import ConfigError, expected
+from governor.files import write_json
+from governor.flags import add_dataclass_args, dataclass_from_args
 from governor.safety_values.ddqn_config import DDQNConfig, env_defaults_text
 from governor.safety_values.tasks import task_named
 from governor.worlds.driving import task as driving_task

@@ -24,8 +24,8 @@ from typing import Any
 
 import yaml
 
-from governor.config import load_mapping
 from governor.errors import ConfigError, SpecError, expected
+from governor.files import load_mapping
 from governor.ltl.parser import parse, parse_prefix, to_prefix
 from governor.ltl.syntax import Formula
 from governor.ltl.translate import Translation

@@ -22,9 +22,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from governor.config import load_mapping
 from governor.core import Severity
 from governor.errors import ConfigError, SpecError, expected
+from governor.files import load_mapping
 from governor.overlays.features.base import (
     Embed,
     Resources,

@@ -13,13 +13,13 @@ from typing import Any
 
 from rich.console import Console
 
-from governor.config import (
+from governor.files import write_json
+from governor.flags import (
     Subcommands,
     add_backend_args,
     add_dataclass_args,
     backend_config_from_args,
     dataclass_from_args,
-    write_json,
 )
 from governor.report import Section, print_table
 from governor.worlds.driving.bench_run import (

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from governor.config import Subcommands, add_backend_args, add_dataclass_args
+from governor.flags import Subcommands, add_backend_args, add_dataclass_args
 from governor.worlds.household.bench_config import EXPERIMENTS, SafetyChipBenchConfig, counts
 from governor.worlds.household.bench_report import demo_section, run_command
 from governor.worlds.household.bench_run import run, select_tasks, table_lines

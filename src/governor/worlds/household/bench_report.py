@@ -13,7 +13,8 @@ from typing import Any
 
 from rich.console import Console
 
-from governor.config import backend_config_from_args, dataclass_from_args, write_json
+from governor.files import write_json
+from governor.flags import backend_config_from_args, dataclass_from_args
 from governor.report import Section, print_table
 from governor.worlds.household.bench_agents import NL_NOTE
 from governor.worlds.household.bench_config import SafetyChipBenchConfig

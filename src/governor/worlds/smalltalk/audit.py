@@ -14,13 +14,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from governor.config import read_text
 from governor.conversation.fallbacks import SmallTalkFallback
 from governor.conversation.preference import RankingArbiter
 from governor.conversation.small_talk import small_talk_constraints
 from governor.core import Candidate, Trajectory, Verdict
 from governor.errors import ConfigError, expected
 from governor.feedback import TemplateFeedbackWriter
+from governor.files import read_text
 from governor.overlays.features.base import FEATURES, measure
 from governor.overlays.features.dialogue import Dialogue, Turn
 from governor.trace import to_jsonable

@@ -18,16 +18,7 @@ from typing import Any, Literal
 from rich.console import Console
 
 from governor.backends import Backend, backend_from_config
-from governor.config import (
-    BackendConfig,
-    Subcommands,
-    add_backend_args,
-    add_dataclass_args,
-    backend_config_from_args,
-    check_range,
-    dataclass_from_args,
-    option,
-)
+from governor.config import BackendConfig, check_range, option
 from governor.conversation.llm_policy import LLMChatPolicy
 from governor.conversation.small_talk import (
     SmallTalkConfig,
@@ -36,6 +27,13 @@ from governor.conversation.small_talk import (
 )
 from governor.core import Policy
 from governor.errors import ConfigError, expected
+from governor.flags import (
+    Subcommands,
+    add_backend_args,
+    add_dataclass_args,
+    backend_config_from_args,
+    dataclass_from_args,
+)
 from governor.overlays.calibrate import human_acceptance, prefetch
 from governor.overlays.corpora import load_turns
 from governor.overlays.embed import embed_available, local_embed

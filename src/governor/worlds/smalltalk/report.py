@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.console import Console
 
-from governor.config import write_json
+from governor.files import write_json
 from governor.report import print_table
 from governor.worlds.smalltalk.metrics import CRITERIA
 

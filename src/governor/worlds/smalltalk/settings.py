@@ -28,12 +28,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from governor.backends import Backend, backend_from_config
-from governor.config import BackendConfig, check_range, from_mapping, load_mapping, option
+from governor.config import BackendConfig, check_range, from_mapping, option
 from governor.conversation.llm_policy import SYSTEM_PROMPT, LLMChatPolicy
 from governor.conversation.small_talk import SmallTalkConfig, small_talk_observer
 from governor.core import Policy
 from governor.data import shared_data_dir
 from governor.errors import ConfigError, expected
+from governor.files import load_mapping
 from governor.observer import Observer
 from governor.overlays.loader import DEFAULT_OVERLAYS, load_overlays
 from governor.overlays.rules import Overlay
