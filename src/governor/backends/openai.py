@@ -24,10 +24,9 @@ from governor.backends.base import (
     Backend,
     ChatRequest,
     ChatResult,
-    Completion,
-    TokenLogprob,
 )
 from governor.backends.breaker import CircuitBreaker
+from governor.backends.openai_answers import completions, embeddings, token_counts
 from governor.config import BackendConfig
 from governor.errors import (
     BackendError,
@@ -116,16 +115,17 @@ class OpenAIBackend(Backend):
             body["logprobs"] = True
             if request.top_logprobs:
                 body["top_logprobs"] = request.top_logprobs
-        (completions, data), requests = self._post("/chat/completions", body, self._completions)
-        prompt, completion = _token_counts(data)
+        parse = partial(completions, unexpected=self._unexpected)
+        (choices, data), requests = self._post("/chat/completions", body, parse)
+        prompt, completion = token_counts(data)
         usage = Usage(calls=requests, prompt_tokens=prompt, completion_tokens=completion)
-        return ChatResult(completions, usage, str(data.get("model") or self.model))
+        return ChatResult(choices, usage, str(data.get("model") or self.model))
 
     def _embed(self, texts: list[str]) -> tuple[np.ndarray, Usage]:
         body = {"model": self.model, "input": texts}
-        parse = partial(self._embeddings, count=len(texts))
+        parse = partial(embeddings, count=len(texts), unexpected=self._unexpected)
         (vectors, data), requests = self._post("/embeddings", body, parse)
-        return vectors, Usage(calls=requests, prompt_tokens=_token_counts(data)[0])
+        return vectors, Usage(calls=requests, prompt_tokens=token_counts(data)[0])
 
     # ------------------------------------------------------------------ HTTP, retries, errors
 
@@ -244,71 +244,10 @@ class OpenAIBackend(Backend):
         text = text.replace(key, "***") if key else text
         return text if len(text) <= limit else text[:limit] + "..."
 
-    # ------------------------------------------------------------------ response parsing
-
-    def _completions(self, data: dict[str, Any]) -> tuple[Completion, ...]:
-        choices = data.get("choices")
-        if not isinstance(choices, list) or not choices:
-            raise self._unexpected("a non-empty list 'choices'", choices, data)
-        result = []
-        for i, choice in enumerate(_by_index(choices)):
-            message = choice.get("message") if isinstance(choice, dict) else None
-            content = message.get("content") if isinstance(message, dict) else None
-            if not isinstance(content, str):
-                raise self._unexpected(f"choices[{i}].message.content a string", choice, data)
-            reason = choice.get("finish_reason")
-            try:
-                tokens = _token_logprobs(choice.get("logprobs"))
-            except (KeyError, TypeError, ValueError, AttributeError) as exc:
-                what = f"choices[{i}].logprobs.content a list of {{token, logprob, top_logprobs}}"
-                raise self._unexpected(what, choice.get("logprobs"), data) from exc
-            result.append(Completion(content, reason if isinstance(reason, str) else None, tokens))
-        return tuple(result)
-
-    def _embeddings(self, data: dict[str, Any], count: int) -> np.ndarray:
-        """``data[*].embedding`` ordered by ``index``, as float32 rows; ``count`` of them."""
-        items = data.get("data")
-        what = f"a list 'data' of {count} embeddings of equal length"
-        if not isinstance(items, list) or len(items) != count:
-            raise self._unexpected(what, items, data)
-        try:
-            vectors = np.asarray([item["embedding"] for item in _by_index(items)], np.float32)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise self._unexpected(what, items, data) from exc
-        if vectors.ndim != 2:
-            raise self._unexpected(what, items, data)
-        return vectors
-
     def _unexpected(self, what: str, found: Any, data: dict[str, Any]) -> BackendResponseError:
         keys = ", ".join(sorted(map(str, data))) or "none"
         found = self._excerpt(repr(found), 120)
         return BackendResponseError(f"{self.name}: expected {what}, found {found} (keys: {keys})")
-
-
-def _token_logprobs(raw: Any) -> tuple[TokenLogprob, ...] | None:
-    """``logprobs.content`` of a choice as TokenLogprob tuples; None when there is none."""
-    content = raw.get("content") if isinstance(raw, dict) else None
-    if content is None:
-        return None
-    return tuple(
-        TokenLogprob(
-            str(item["token"]),
-            float(item["logprob"]),
-            tuple((str(a["token"]), float(a["logprob"])) for a in item.get("top_logprobs") or ()),
-        )
-        for item in content
-    )
-
-
-def _by_index(items: list[Any]) -> list[Any]:
-    """Items sorted by their integer ``index`` field (their position when they have none)."""
-
-    def key(pair: tuple[int, Any]) -> int:
-        position, item = pair
-        index = item.get("index") if isinstance(item, dict) else None
-        return index if isinstance(index, int) else position
-
-    return [item for _, item in sorted(enumerate(items), key=key)]
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -318,13 +257,3 @@ def _retry_after(response: httpx.Response) -> float | None:
     except ValueError:
         return None
     return seconds if seconds >= 0 else None
-
-
-def _token_counts(data: dict[str, Any]) -> tuple[int, int]:
-    """(prompt_tokens, completion_tokens) from the answer's ``usage``; 0 for what is missing."""
-    usage = data.get("usage")
-    if not isinstance(usage, dict):
-        return 0, 0
-    counts = [usage.get("prompt_tokens"), usage.get("completion_tokens")]
-    prompt, completion = (c if isinstance(c, int) and c >= 0 else 0 for c in counts)
-    return prompt, completion
