@@ -51,6 +51,7 @@ class Episode:
             "regenerations": self.regenerations,
             "decisions": dict(self.decisions),
             "llm_calls": self.usage.calls,
+            "llm_failed": self.usage.failed,
             "tokens": self.usage.tokens,
         }
 

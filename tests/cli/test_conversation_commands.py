@@ -77,6 +77,28 @@ def test_chat_reads_scripted_input_and_shows_each_decision(tmp_path: Path):
     assert next(iter(episodes.values()))["llm_calls"] == 3
 
 
+def test_chat_against_a_dead_endpoint_says_so_and_fails(tmp_path: Path, closed_port_url: str):
+    config = write_config(tmp_path, f"backend: {{base_url: '{closed_port_url}', model: m}}\n")
+    args = parse("chat", "--config", str(config))
+    c = console()
+    assert chat_command(args, c, stdin=io.StringIO("hello there\nhow are you\n")) == 1
+    text = " ".join(output(c).split())
+    assert "this reply is the observer's fallback, not the model's" in text
+    assert "openai:m: cannot reach" in text and "2 turn(s)" in text
+
+
+def test_chat_commands_are_not_sent_to_the_model(tmp_path: Path):
+    config = write_config(tmp_path, "backend: {base_url: 'http://127.0.0.1:9/v1', model: fake}\n")
+    backend = ScriptedBackend(["Hi!"])
+    c = console()
+    stdin = io.StringIO("/help\n/frobnicate\nhello\n")
+    args = parse("chat", "--config", str(config))
+    assert chat_command(args, c, stdin=stdin, make_backend=lambda cfg: backend) == 0
+    text = output(c)
+    assert "/quit or /exit" in text and "unknown command '/frobnicate'" in text
+    assert "1 turn(s), 1 LLM call(s), 0 failed" in text
+
+
 def test_chat_without_an_endpoint_is_a_clear_error(tmp_path: Path, monkeypatch):
     for var in ("GOVERNOR_BASE_URL", "GOVERNOR_MODEL", "GOVERNOR_API_KEY"):
         monkeypatch.delenv(var, raising=False)

@@ -123,7 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     # Wide enough for the benchmark tables when the output goes to a file or a pipe.
-    console = Console(width=None if sys.stdout.isatty() else 120)
+    # No emoji codes: ":m:" in a model name stays as written.
+    console = Console(width=None if sys.stdout.isatty() else 120, emoji=False)
     try:
         return int(args.handler(args, console))
     except GovernorError as exc:

@@ -26,6 +26,7 @@ from governor.worlds.smalltalk.audit import audit, read_transcript
 from governor.worlds.smalltalk.settings import MakeBackend, conversations_dir, load_settings
 
 QUIT = ("/quit", "/exit")
+HELP = "commands: /quit or /exit (or end of input, Ctrl-D) ends the chat; /help shows this"
 
 
 def add_chat_parser(sub: Subcommands) -> None:
@@ -82,6 +83,8 @@ def chat_command(
     stdin = stdin or sys.stdin
     trace = open_trace(args.trace) if args.trace else None
     session = ChatSession(observer, trace=trace)
+    if stdin.isatty():
+        console.print(f"[dim]chat under the small-talk observer; {HELP}[/dim]")
     try:
         while True:
             if stdin.isatty():
@@ -91,9 +94,17 @@ def chat_command(
                 break
             if not line.strip():
                 continue
+            if line.strip().startswith("/"):  # a command, never sent to the model
+                known = line.strip() == "/help"
+                console.print(
+                    HELP if known else f"unknown command {line.strip()!r}; {HELP}", markup=False
+                )
+                continue
             result = session.respond(line.strip())
             text = result.reply if result.reply is not None else "(no reply)"
-            console.print(f"[bold]bot>[/bold] {escape(text)}")
+            console.print(f"[bold]bot>[/bold] {escape(text)}", emoji=False)
+            if result.llm_failed:
+                say_model_failed(console, result)
             if args.show:
                 show_turn(console, result)
     finally:
@@ -101,8 +112,20 @@ def chat_command(
         if trace is not None:
             trace.close()
     calls = sum(t.llm_calls for t in session.turns)
-    console.print(f"{len(session.turns)} turn(s), {calls} LLM call(s)")
-    return 0
+    failed = sum(t.llm_failed for t in session.turns)
+    console.print(f"{len(session.turns)} turn(s), {calls} LLM call(s), {failed} failed")
+    model_turns = [t for t in session.turns if t.llm_calls or t.llm_failed]
+    return 1 if model_turns and all(t.llm_failed for t in model_turns) else 0
+
+
+def say_model_failed(console: Console, result: TurnResult) -> None:
+    """Say on the terminal that a reply came from the fallback because the model failed."""
+    errors = "; ".join(result.decision.errors) or "no answer"
+    console.print(
+        f"  [yellow]{result.llm_failed} LLM call(s) failed ({escape(errors)}): this reply is the"
+        " observer's fallback, not the model's[/yellow]",
+        emoji=False,
+    )
 
 
 def show_turn(console: Console, result: TurnResult) -> None:
@@ -129,7 +152,7 @@ def show_turn(console: Console, result: TurnResult) -> None:
     if d.feedback is not None:
         lines.append(f"note for the next turn: {d.feedback.text}")
     for line in lines:
-        console.print(f"  [dim]{escape(line)}[/dim]")
+        console.print(f"  [dim]{escape(line)}[/dim]", emoji=False)
 
 
 def audit_command(args: argparse.Namespace, console: Console) -> int:

@@ -30,6 +30,7 @@ class TurnResult:
     reply: str | None
     llm_calls: int
     seconds: float
+    llm_failed: int = 0
 
     @property
     def observer_seconds(self) -> float:
@@ -64,11 +65,16 @@ class ChatSession:
         seconds = time.perf_counter() - start
         context = as_dialogue(traj)
         if self.trace is not None:
-            extra = {"user": user_text, "llm_calls": meter.total.calls}
+            extra = {
+                "user": user_text,
+                "llm_calls": meter.total.calls,
+                "llm_failed": meter.total.failed,
+            }
             self.trace.record(decision, episode=self.episode, t=traj.t, extra=extra)
         self.traj, self._pending = traj, decision
         reply = decision.action if decision.executed else None
-        result = TurnResult(context, decision, reply, meter.total.calls, seconds)
+        usage = meter.total
+        result = TurnResult(context, decision, reply, usage.calls, seconds, usage.failed)
         self.turns.append(result)
         return result
 

@@ -70,3 +70,27 @@ def test_every_request_is_counted_and_bad_replies_never_steer(
     for d in garbage:
         assert d["kind"] in {"fallback", "defer", "abort"}
         assert d["action"] is None or d["episode"].split("-")[1] != "none"
+
+
+def test_a_hanging_endpoint_fails_fast_and_the_table_says_so(
+    server: FakeOpenAIServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+):
+    import time
+
+    monkeypatch.setenv("GOVERNOR_CACHE_DIR", str(tmp_path / "cache"))
+    server.script("/chat/completions", *[Reply(delay_s=3.0)] * 10)  # answers after the timeout
+    out = tmp_path / "dead.json"
+    args = ["bench", "driving", "--policy", "llm", "--base-url", server.url, "--model", "m"]
+    start = time.perf_counter()
+    assert main([*args, *SMALL, "--episodes", "1", "--timeout", "0.3", "--json", str(out)]) == 0
+    elapsed = time.perf_counter() - start
+    rows = json.loads(out.read_text())["rows"]
+    steps = sum(r["mean_steps"] for r in rows)
+    assert elapsed < 5 + 2 * 0.3 * 3  # three timed-out calls open the circuit; the rest fail fast
+    assert all(r["llm_failed"] >= 1 for r in rows) and steps > 3
+    assert sum(r["llm_calls"] for r in rows) == len(server.requests_to("/chat/completions"))
+    table = capsys.readouterr().out
+    assert "LLM calls" in table and "failed" in table

@@ -51,17 +51,12 @@ __all__ = [
 
 
 def table_lines(result: dict[str, Any]) -> Iterator[list[str]]:
-    """Header and one row per (policy, guard), formatted for a table."""
-    yield [
-        "policy",
-        "guard",
-        "episodes",
-        "success",
-        "failure",
-        "stopped",
-        "intervened",
-        "steps",
-    ]
+    """Header and one row per (policy, guard), formatted for a table; with the LLM calls made
+    and how many of them failed when a model was called (a result that depended on a failing
+    endpoint says so beside it)."""
+    llm = any(r["llm_calls"] or r["llm_failed"] for r in result["rows"])
+    header = ["policy", "guard", "episodes", "success", "failure", "stopped", "intervened", "steps"]
+    yield header + (["LLM calls", "failed"] if llm else [])
     for r in result["rows"]:
         yield [
             r["policy"],
@@ -72,7 +67,7 @@ def table_lines(result: dict[str, Any]) -> Iterator[list[str]]:
             f"{r['stop_rate']:.1%}",
             f"{r['intervention_rate']:.1%}",
             f"{r['mean_steps']:.1f}",
-        ]
+        ] + ([str(r["llm_calls"]), str(r["llm_failed"])] if llm else [])
 
 
 def add_parser(bench: Subcommands) -> None:

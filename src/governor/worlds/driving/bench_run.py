@@ -74,6 +74,7 @@ class Row:
     intervention_rate: float
     mean_steps: float
     llm_calls: int
+    llm_failed: int
 
 
 def start_states(
@@ -156,6 +157,7 @@ def run_pair(
         sum(ep.interventions for ep in episodes) / max(1, decisions),
         steps / n,
         sum(ep.usage.calls for ep in episodes),
+        sum(ep.usage.failed for ep in episodes),
     )
 
 

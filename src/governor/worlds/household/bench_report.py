@@ -44,6 +44,11 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
     for cell in result["untranslated"]:
         out.append(f"untranslated {cell['task']} k={cell['k']}: {cell['sentences']}")
     out += result["notes"]
+    for agent in dict.fromkeys(r["agent"] for r in result["rows"]):
+        mine = [r for r in result["rows"] if r["agent"] == agent]
+        calls, failed = sum(r["llm_calls"] for r in mine), sum(r["llm_failed"] for r in mine)
+        if calls or failed:
+            out.append(f"{agent}: {calls} LLM call(s), {failed} failed")
     out.append(f"{result['seconds']:.1f} s")
     return out
 

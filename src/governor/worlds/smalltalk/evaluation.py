@@ -75,6 +75,7 @@ def summarize(
         "regenerations": sum(t.decision.regenerations for t in turns),
         "fallbacks": sum(t.decision.kind.value == "fallback" for t in turns),
         "llm_calls_per_turn": sum(t.llm_calls for t in turns) / n,
+        "llm_failed": sum(t.llm_failed for t in turns),
         "observer_ms_p50": 1000 * statistics.median([t.observer_seconds for t in turns] or [0.0]),
     }
 

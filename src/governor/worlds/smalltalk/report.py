@@ -42,7 +42,9 @@ def table_lines(result: dict[str, Any]) -> Iterator[list[str]]:
 
 
 def rate_lines(result: dict[str, Any]) -> Iterator[list[str]]:
-    """One row per condition: feedback rates, regenerations, fallbacks, cost."""
+    """One row per condition: feedback rates, regenerations, fallbacks, cost (and the LLM calls
+    that failed, when any did: a result that depended on a failing endpoint says so)."""
+    failed = any(c.get("llm_failed") for c in result["conversations"])
     yield [
         "condition",
         "turns",
@@ -52,6 +54,7 @@ def rate_lines(result: dict[str, Any]) -> Iterator[list[str]]:
         "regens",
         "fallbacks",
         "LLM calls/turn",
+        *(["LLM calls failed"] if failed else []),
         "observer ms p50",
     ]
     for c in result["conversations"]:
@@ -64,6 +67,7 @@ def rate_lines(result: dict[str, Any]) -> Iterator[list[str]]:
             str(c["regenerations"]),
             str(c["fallbacks"]),
             f"{c['llm_calls_per_turn']:.2f}",
+            *([str(c.get("llm_failed", 0))] if failed else []),
             f"{c['observer_ms_p50']:.2f}",
         ]
 
