@@ -115,17 +115,24 @@ class BackendConfig:
         return self.base_url is not None and self.model is not None
 
 
+SEED_MAX = 2**32 - 1
+"""Seeds are integers in [0, SEED_MAX] (what numpy's generators accept)."""
+
+
 def check_types(obj: Any) -> None:
     """Raise a ConfigError naming the first field of dataclass ``obj`` whose value does not have
     its declared type (int, float, bool, str, a Literal, ``X | None``, or a mapping of str to
-    numbers). A bool is not a number here, and an int is not a bool; fields of other types are
-    left to the dataclass's own checks."""
+    numbers). A bool is not a number here, and an int is not a bool; a field named ``seed`` is an
+    integer in [0, :data:`SEED_MAX`]; fields of other types are left to the dataclass's own
+    checks."""
     hints = typing.get_type_hints(type(obj))
     for f in dataclasses.fields(obj):
         value = getattr(obj, f.name)
         wanted = _type_error(hints[f.name], value)
         if wanted:
             raise ConfigError(f"{f.name}: {expected(wanted, value)}")
+        if f.name == "seed" and isinstance(value, int):
+            check_range("seed", value, 0, SEED_MAX)
 
 
 def _type_error(kind: Any, value: Any) -> str | None:
@@ -172,7 +179,9 @@ def from_mapping(cls: type[C], data: Mapping[str, Any], where: str = "config") -
             f" expected some of {', '.join(sorted(names))}"
         )
     try:
-        return cls(**data)
+        made = cls(**data)
+        check_types(made)
+        return made
     except TypeError as exc:
         raise ConfigError(f"{where}: {exc}") from exc
     except ConfigError as exc:

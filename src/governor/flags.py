@@ -12,7 +12,7 @@ import types
 import typing
 from typing import Any, Literal, TypeVar
 
-from governor.config import BackendConfig
+from governor.config import BackendConfig, check_types
 
 C = TypeVar("C")
 
@@ -27,25 +27,25 @@ def add_dataclass_args(parser: argparse.ArgumentParser, cls: type[Any]) -> None:
         flag = "--" + f.name.replace("_", "-")
         default = f.default if f.default is not dataclasses.MISSING else None
         text = f.metadata.get("help", "")
+        if "default" not in text and default is not None:  # said once, and only when there is one
+            text = f"{text} (default: {default})"
         choices = _literal_choices(kind)
         if kind is bool:
             parser.add_argument(
                 flag,
                 action=argparse.BooleanOptionalAction,
                 default=None,
-                help=f"{text} (default: {default})",
+                help=text,
             )
         elif choices:
-            parser.add_argument(
-                flag, choices=choices, default=None, help=f"{text} (default: {default})"
-            )
+            parser.add_argument(flag, choices=choices, default=None, help=text)
         elif _scalar(kind) in (int, float, str):
             parser.add_argument(
                 flag,
                 type=_scalar(kind),
                 default=None,
                 metavar=_scalar(kind).__name__.upper(),
-                help=f"{text} (default: {default})",
+                help=text,
             )
 
 
@@ -56,7 +56,9 @@ def dataclass_from_args(cls: type[C], args: argparse.Namespace, **base: Any) -> 
         value = getattr(args, f.name, None)
         if value is not None:
             values[f.name] = value
-    return cls(**values)
+    made = cls(**values)
+    check_types(made)
+    return made
 
 
 def _literal_choices(kind: Any) -> list[str] | None:

@@ -133,6 +133,16 @@ def test_translate_with_llm_needs_an_endpoint(monkeypatch: pytest.MonkeyPatch) -
         run("translate", "--llm", "never open the fridge")
 
 
+def test_translate_with_a_dead_llm_says_it_fell_back(closed_port_url: str) -> None:
+    code, out = run(
+        "translate", "--llm", "--base-url", closed_port_url, "--model", "m", "never open the fridge"
+    )
+    text = " ".join(out.split())
+    assert code == 0 and "G !is_open(fridge)" in text
+    assert "the LLM translator failed for 1 sentence(s): they were translated offline" in text
+    assert "1 failed" in text
+
+
 GOOD = {"text": "never open the fridge", "formula": "G !is_open(fridge)", "verified": True}
 
 

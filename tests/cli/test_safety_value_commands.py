@@ -53,6 +53,24 @@ def test_train_then_eval_writes_the_metrics(cache, tmp_path):
     assert metrics["obs"] == "state" and 0.0 < metrics["train_minutes"] < 0.5
     with pytest.raises(ConfigError, match="trained for obs 'state', expected obs 'text'"):
         _run(["eval", "safety-value", str(out), "--obs", "text", *GRID_FLAGS])
+    again = [*train.split(), *tiny.split(), "--out", str(out), *GRID_FLAGS]
+    with pytest.raises(ConfigError, match=r"expected a new folder, found checkpoint.pt, meta.json"):
+        _run(again)
+    status, text = _run([*again, "--force"])
+    assert status == 0 and "done: 30 iterations" in text
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--minutes", "0"], r"minutes: expected a number in \[0.001"),
+        (["--seed", "-1"], r"seed: expected a number in \[0, 4.29497e\+09\], found -1"),
+    ],
+)
+def test_a_zero_budget_and_a_negative_seed_are_refused(tmp_path, flags, message):
+    with pytest.raises(ConfigError, match=message):
+        _run(["train", "safety-value", "--out", str(tmp_path / "ck"), *flags])
+    assert not (tmp_path / "ck").exists()
 
 
 def test_flags_are_checked():

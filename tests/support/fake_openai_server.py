@@ -118,6 +118,11 @@ class FakeOpenAIServer:
         with self._lock:
             self._script[PREFIX + path].extend(replies)
 
+    def clear(self) -> None:
+        """Forget the replies still queued."""
+        with self._lock:
+            self._script.clear()
+
     def requests_to(self, path: str) -> list[Request]:
         return [r for r in self.requests if r.path == PREFIX + path]
 

@@ -280,6 +280,7 @@ def _import_hf() -> tuple[Any, Any]:
     except ImportError as exc:
         raise ConfigError(
             f"the Hugging Face backend needs torch and transformers ({exc.name} is missing); "
-            "install them with: pip install 'governor[hf]'"
+            "install them with: pip install -e '.[hf]' in the governor checkout"
         ) from exc
+    transformers.utils.logging.disable_progress_bar()  # no third-party bar in our output
     return torch, transformers

@@ -77,14 +77,24 @@ def translate_command(args: argparse.Namespace, console: Console) -> int:
     views = [verify_view(t, domain) for t in translations]
     failed = [t.sentence for t in translations if not t.ok]
     write = bool(args.accept) and not failed  # all or nothing: no spec file silently misses one
+    fell_back = [t for t in translations if t.method.startswith("offline (llm failed")]
     if args.json:
         out = {"domain": domain.name, "llm_calls": meter.total.calls, "constraints": views}
+        out["llm_failed"] = meter.total.failed
         out["accepted_to"] = str(args.accept) if write else None
         _print_json(console, out)
     else:
         for view in views:
             console.print(_table(view))
-        console.print(f"{domain.name}: {meter.total.calls} LLM call(s)")
+        console.print(
+            f"{domain.name}: {meter.total.calls} LLM call(s), {meter.total.failed} failed"
+        )
+        if fell_back:
+            console.print(
+                f"[yellow]the LLM translator failed for {len(fell_back)} sentence(s): they were"
+                f" translated offline instead ({escape(fell_back[0].method)})[/yellow]",
+                emoji=False,
+            )
     if write:
         append_specs(args.accept, [spec_from(t) for t in translations])
         if not args.json:

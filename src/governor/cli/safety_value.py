@@ -67,6 +67,9 @@ def add_train_parser(subparsers: Any) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     value.add_argument("--out", type=Path, required=True, help="checkpoint directory")
+    value.add_argument(
+        "--force", action="store_true", help="overwrite a checkpoint already in --out"
+    )
     add_dataclass_args(value, DDQNConfig)
     value.set_defaults(handler=train_command)
     return train
@@ -87,6 +90,12 @@ def add_eval_parser(subparsers: Any) -> argparse.ArgumentParser:
 def train_command(args: argparse.Namespace, console: Console) -> int:
     """Train, checkpointing to ``--out``; an interrupt keeps the checkpoint and exits 130."""
     cfg = dataclass_from_args(DDQNConfig, args)
+    existing = [n for n in ("checkpoint.pt", "meta.json", "adapter") if (args.out / n).exists()]
+    if existing and not args.force:
+        found = f"{', '.join(existing)} already there"
+        raise ConfigError(
+            f"--out {args.out}: expected a new folder, found {found} (--force overwrites)"
+        )
     single_thread()
     if cfg.obs == "llm":
         return _train_llm(cfg, args.out, console)
@@ -183,6 +192,6 @@ def single_thread() -> None:
         import torch
     except ImportError as exc:
         raise ConfigError(
-            "learned safety values: expected torch (pip install 'governor[learn]'), found none"
+            "learned safety values: expected torch (pip install -e '.[learn]' in the governor checkout), found none"
         ) from exc
     torch.set_num_threads(1)

@@ -127,6 +127,7 @@ def _import_embed() -> tuple[Any, Any]:
     except ImportError as exc:
         raise ConfigError(
             f"the local embedding model needs the [embed] extra ({exc.name} is missing); "
-            "install it with: pip install 'governor[embed]'"
+            "install it with: pip install -e '.[embed]' in the governor checkout"
         ) from exc
+    transformers.utils.logging.disable_progress_bar()  # no third-party bar in our output
     return torch, transformers

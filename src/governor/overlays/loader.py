@@ -85,7 +85,9 @@ def parse_overlays(
     embed: Embed | None = None,
 ) -> list[Overlay]:
     """Validate a loaded document and build its overlays, permits attached to their targets."""
-    unknown = sorted(set(data) - set(TOP_LEVEL))
+    if not isinstance(data, Mapping):
+        raise SpecError(f"{where}: {expected('a mapping with overlays', type(data).__name__)}")
+    unknown = sorted(set(map(str, data)) - set(TOP_LEVEL))
     if unknown:
         raise SpecError(f"{where}: unknown key(s) {', '.join(unknown)}; expected {TOP_LEVEL}")
     rules = data.get("overlays")

@@ -111,7 +111,7 @@ class DDQNConfig:
             )
         if self.obs == "llm" and self.env != "driving":  # the LLM backbone: driving only
             raise ConfigError(f"env: {expected('driving for obs llm', self.env)}")
-        check_range("minutes", self.minutes, 0.0, 1e6)
+        check_range("minutes", self.minutes, 1e-3, 1e6)  # a zero budget would save an untrained net
         for name in ("iterations", "n_envs", "buffer_size", "eval_every"):
             check_range(name, getattr(self, name), 1, 1e9)
         if self.batch_size is not None:

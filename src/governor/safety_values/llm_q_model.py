@@ -63,8 +63,9 @@ def load_model(
     except ImportError as exc:
         raise ConfigError(
             f"an LLM safety value needs transformers and peft ({exc.name} is missing); "
-            "install them with: pip install 'governor[hf]'"
+            "install them with: pip install -e '.[hf]' in the governor checkout"
         ) from exc
+    transformers.utils.logging.disable_progress_bar()  # no third-party bar in our output
     kwargs = dtype_kwargs(torch, transformers, dtype)
     if attn is not None:
         kwargs["attn_implementation"] = attn

@@ -58,3 +58,11 @@ def test_unguarded_rows_never_intervene_and_the_filter_does(grid: GridValue):
     guarded = driving.run_pair(policy, "exact_filter", grid, grid.resolution, starts)
     assert bare.intervention_rate == 0 and guarded.intervention_rate > 0
     assert guarded.failure_rate <= bare.failure_rate
+
+
+@pytest.mark.parametrize("margin", [-5.0, -0.001])
+def test_a_negative_filter_margin_is_refused(margin: float) -> None:
+    from governor.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"margin: expected a number in \[0, 1e\+06\]"):
+        driving.DrivingBenchConfig(margin=margin)

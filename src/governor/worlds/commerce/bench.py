@@ -59,6 +59,7 @@ class CommerceBenchConfig:
     )
 
     def __post_init__(self) -> None:
+        check_range("margin", self.margin, 0.0, 1e6)  # below 0 the filter admits failing clicks
         check_range("random_starts", self.random_starts, 0, 100_000)
         check_range("false_safe", self.false_safe, 0.0, 1.0)
         if self.agent not in ("all", *AGENTS):

@@ -56,6 +56,8 @@ class DrivingBenchConfig:
     grid_ntheta: int = option(64, "grid headings")
 
     def __post_init__(self) -> None:
+        if self.margin is not None:  # below 0 the filter admits actions that fail
+            check_range("margin", self.margin, 0.0, 1e6)
         check_range("episodes", self.episodes, 1, 1_000_000)
         check_range("erratic_p", self.erratic_p, 0.0, 1.0)
         check_range("monitor_states", self.monitor_states, 0, 1_000_000)

@@ -45,6 +45,8 @@ class ReGuardBenchConfig:
     )
 
     def __post_init__(self) -> None:
+        if self.margin is not None:  # below 0 the filter admits actions that fail
+            check_range("margin", self.margin, 0.0, 1e6)
         if self.tables not in TABLES:
             raise ConfigError(f"tables: {expected(', '.join(TABLES), self.tables)}")
         check_range("episodes", self.episodes, 1, 1_000_000)
