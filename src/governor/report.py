@@ -27,6 +27,7 @@ class Section:
     table: list[list[str]] = field(default_factory=list)  # first row is the header
     images: list[str] = field(default_factory=list)  # file names inside the report folder
     files: list[str] = field(default_factory=list)  # other files worth a link
+    more_tables: list[tuple[str, list[list[str]]]] = field(default_factory=list)  # (caption, rows)
 
 
 def table_html(rows: Sequence[Sequence[str]]) -> str:
@@ -47,6 +48,8 @@ def write_index(folder: Path, title: str, sections: Sequence[Section]) -> Path:
         parts.append(f"<h2>{html.escape(s.title)}</h2>")
         parts.extend(f"<p>{p}</p>" for p in s.paragraphs)  # paragraphs are trusted HTML
         parts.append(table_html(s.table))
+        for caption, rows in s.more_tables:
+            parts.append(f"<h3>{html.escape(caption)}</h3>{table_html(rows)}")
         parts.extend(
             f"<p><img src='{html.escape(i)}' alt='{html.escape(i)}'></p>" for i in s.images
         )
@@ -59,12 +62,15 @@ def write_index(folder: Path, title: str, sections: Sequence[Section]) -> Path:
 
 
 def print_table(console: Console, title: str, rows: Sequence[Sequence[str]]) -> None:
+    """A table whose headers and cells are never cut: it is printed as wide as it needs."""
     table = Table(title=title, box=box.SIMPLE_HEAD)
     for i, name in enumerate(rows[0]):
         table.add_column(name, justify="left" if i < 2 else "right", no_wrap=True)
     for row in rows[1:]:
         table.add_row(*row)
-    console.print(table)
+    widths = [max(len(str(row[i])) for row in rows if i < len(row)) for i in range(len(rows[0]))]
+    needed = sum(widths) + 3 * len(widths) + 2
+    console.print(table, width=max(console.width, needed))
 
 
 def markdown_table(rows: Sequence[Sequence[str]]) -> str:

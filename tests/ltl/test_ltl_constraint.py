@@ -163,3 +163,25 @@ def test_inside_the_observer_loop() -> None:
     assert "pending" in decision.verdicts[0].descriptor
     traj = observer.commit(traj, decision, "bedroom")
     assert traj.memory[c.name].labels == {AT["bedroom"]}
+
+
+def test_a_fallback_that_would_violate_a_monitor_is_not_executed() -> None:
+    from governor.core import Candidate, Fallback, Policy
+
+    class Bathroom(Policy):
+        def propose(self, traj: Trajectory, feedback: Any, n: int) -> list[Candidate[str]]:
+            return [Candidate("bathroom")]
+
+    class Go(Fallback):
+        def __init__(self, room: str) -> None:
+            self.room = room
+
+        def act(self, traj: Trajectory, verdicts: Sequence[Any]) -> str:
+            return self.room
+
+    c = make()
+    observer = Observer(Bathroom(), [c], Go("living_room"))  # living room before bedroom: no
+    refused = observer.step(observer.start("kitchen"))
+    assert refused.kind is DecisionKind.DEFER and "refused by safety_chip" in refused.reason
+    observer = Observer(Bathroom(), [c], Go("bedroom"))
+    assert observer.step(observer.start("kitchen")).kind is DecisionKind.FALLBACK

@@ -394,8 +394,24 @@ def test_render_shows_header_and_steps(path: Path) -> None:
     assert "".join(fallback().reason.split()) in flat
     assert "✓ all 2" in text and "(1 within tolerance)" in text
     assert "rejected: safety_filter ✗" in text
-    assert "1 other episode(s) in this trace: ep-2; select one with --episode ID" in text
+    flat_text = " ".join(text.split())
+    assert (
+        "shown: ep-1 (the first where the guard intervened); 1 other episode(s): ep-2;" in flat_text
+    )
+    assert "select one with --episode ID" in flat_text
     assert "attempt 1" not in text
+
+
+def test_render_opens_on_the_first_episode_where_the_guard_intervened(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    with open_trace(path) as trace:
+        trace.record(execute(), episode="unguarded", t=0)
+        trace.record(fallback(), episode="guarded", t=0)
+    text = " ".join(rendered(path).split())
+    assert (
+        "episode guarded" in text
+        and "shown: guarded (the first where the guard intervened)" in text
+    )
 
 
 def test_render_verbose_lists_attempts_and_candidates(path: Path) -> None:

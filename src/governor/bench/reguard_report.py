@@ -211,4 +211,5 @@ def demo_section(
         list(table1_lines(d)),
         ["reguard.png"],
         ["reguard.json"],
+        [("Shielding base policies", list(shielding_lines(d)))],
     )

@@ -51,8 +51,11 @@ class LTLConstraint(Constraint):
     ``predict(traj, action)`` gives the labels the next state would have if ``action`` were
     executed (side-effect free); ``observe(observation)`` gives the labels of an observation.
     A candidate is rejected when any monitor would be VIOLATED; a PENDING obligation is
-    admissible and is mentioned in the verdict.
+    admissible and is mentioned in the verdict. The constraint is hard: a fallback's action must
+    pass it too.
     """
+
+    hard = True
 
     def __init__(
         self,

@@ -66,13 +66,28 @@ def render_trace(
         return
     if episode is not None and episode not in ids:
         raise ConfigError(f"{path}: episode {episode!r} not found; expected one of {_few(ids)}")
-    chosen = ids[0] if episode is None else episode
+    chosen = _first_guarded(ids, decisions) if episode is None else episode
     records = sorted((r for r in decisions if r["episode"] == chosen), key=lambda r: r["t"])
     console.print(_header(chosen, summarize(records), summaries.get(chosen, {})))
     console.print(_table(records, verbose, console.width))
     if episode is None and len(ids) > 1:
-        others = f"{len(ids) - 1} other episode(s) in this trace: {_few(ids[1:])}"
+        rest = [i for i in ids if i != chosen]
+        why = (
+            "the first where the guard intervened"
+            if _intervened(chosen, decisions)
+            else "the first"
+        )
+        others = f"shown: {chosen} ({why}); {len(rest)} other episode(s): {_few(rest)}"
         console.print(Text(f"{others}; select one with --episode ID", style="dim"))
+
+
+def _intervened(episode: str, decisions: Sequence[Mapping[str, Any]]) -> bool:
+    return any(r.get("intervened") for r in decisions if r["episode"] == episode)
+
+
+def _first_guarded(ids: Sequence[str], decisions: Sequence[Mapping[str, Any]]) -> str:
+    """The first episode in which the guard changed something, else the first episode."""
+    return next((i for i in ids if _intervened(i, decisions)), ids[0])
 
 
 def _few(ids: Sequence[str], n: int = 8) -> str:

@@ -44,7 +44,7 @@ def plot_safe_sets(
             v = np.asarray(values(states), dtype=float).reshape(gx.shape)
             shown = np.ma.masked_where(~live, v)
             ax.set_facecolor("0.75")
-            ax.pcolormesh(xs, ys, shown, cmap="RdBu", vmin=-1.0, vmax=1.0, shading="auto")
+            mesh = ax.pcolormesh(xs, ys, shown, cmap="RdBu", vmin=-1.0, vmax=1.0, shading="auto")
             ax.contour(xs, ys, v, levels=[0.0], colors="k", linewidths=1.0)
             if col:
                 ax.contour(
@@ -59,9 +59,13 @@ def plot_safe_sets(
             ax.set_aspect("equal")
             ax.set_xlim(0.0, p.goal_x)
             ax.set_ylim(0.0, p.road_width)
+            ax.set_xlabel(f"x along the road (units of {p.unit_m:g} m)", fontsize=8)
+            ax.set_ylabel("y across the road", fontsize=8)
+    fig.colorbar(mesh, ax=axes, shrink=0.8, label="safety value V (distance to failure)")
     fig.suptitle(
-        "safe sets: blue V > 0; solid, this value's boundary; dotted, the exact one\n"
-        "grey: failed states (agreement is over live states)",
+        "safe sets: blue V > 0; solid, this value's boundary; dotted, the exact one; grey: failed"
+        " states\npanel agreement: over the live grid points of that one heading (the text reports"
+        " agreement over held-out states of every heading, so the two differ)",
         fontsize=9,
     )
     path.parent.mkdir(parents=True, exist_ok=True)
