@@ -63,9 +63,8 @@ def plot_safe_sets(
             ax.set_ylabel("y across the road", fontsize=8)
     fig.colorbar(mesh, ax=axes, shrink=0.8, label="safety value V (distance to failure)")
     fig.suptitle(
-        "safe sets: blue V > 0; solid, this value's boundary; dotted, the exact one; grey: failed"
-        " states\npanel agreement: over the live grid points of that one heading (the text reports"
-        " agreement over held-out states of every heading, so the two differ)",
+        "safe sets: blue V > 0; solid: this value's boundary; dotted: the exact one; grey: failed\n"
+        "panel agreement: live grid points at that heading (not the held-out states of the text)",
         fontsize=9,
     )
     path.parent.mkdir(parents=True, exist_ok=True)
