@@ -34,8 +34,9 @@ CONVERSATIONS = Path(os.environ.get("GOVERNOR_CONVERSATIONS", shared_data_dir() 
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     """The human conversation corpora (``data/conversations`` in the repository)."""
-    if not corpus_path(CONVERSATIONS, "self_dialogue.jsonl").is_file():
-        pytest.skip(f"human conversation corpora not found under {CONVERSATIONS}")
+    assert corpus_path(CONVERSATIONS, "self_dialogue.jsonl").is_file(), (
+        f"the human conversation corpora ship in data/conversations; not found under {CONVERSATIONS}"
+    )
     return CONVERSATIONS
 
 

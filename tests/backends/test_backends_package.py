@@ -38,5 +38,7 @@ def test_a_missing_hf_extra_is_a_config_error(
     (tmp_path / "config.json").write_text("{}")
     (tmp_path / "model.safetensors").write_bytes(b"")
     monkeypatch.setitem(sys.modules, "transformers", None)
-    with pytest.raises(ConfigError, match=r"needs torch and transformers .*governor\[hf\]"):
+    with pytest.raises(
+        ConfigError, match=r"needs torch and transformers .*pip install -e '\.\[hf\]'"
+    ):
         HFBackend(tmp_path)

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from governor.data import shared_data_dir
 from governor.errors import SpecError
 from governor.ltl import patterns as p
 from governor.ltl.parser import parse, parse_prefix
 from governor.ltl.progression import holds
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "safety_chip"
+DATA = shared_data_dir() / "safety_chip"
 PATTERN_FILE = DATA / "constraint_patterns.json"
 
 # What each example of constraint_patterns.json should be, as a pattern call.
@@ -41,8 +41,6 @@ def trace(*rooms: str) -> list[frozenset[str]]:
 
 @pytest.fixture(scope="module")
 def examples() -> dict[str, list[dict[str, str]]]:
-    if not PATTERN_FILE.exists():
-        pytest.skip(f"{PATTERN_FILE} is not available")
     data: dict[str, list[dict[str, str]]] = json.loads(PATTERN_FILE.read_text())
     return data
 

@@ -4,10 +4,10 @@ Safety Chip constraints, and honest failures."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
+from governor.data import shared_data_dir
 from governor.errors import SpecError
 from governor.ltl import parse
 from governor.ltl import patterns as p
@@ -18,7 +18,7 @@ from governor.ltl.translate import Translation, conjoin, translate_offline
 from governor.worlds.household.env import load_tasks
 from governor.worlds.household.ltl_domain import household_domain
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "safety_chip"
+DATA = shared_data_dir() / "safety_chip"
 ABSENT = ("chicken", "cutlet")  # named by the constraints, missing from TestScene1
 
 

@@ -1,0 +1,119 @@
+"""Session state survives a restart (SQLite); a failing store fails closed; formulas round-trip."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from guard_helpers import Conversation, call, tool_guard
+
+from governor.core import DecisionKind
+from governor.errors import ConfigError
+from governor.guard import Guard, MemoryStore, SqliteStore, StoreError, load_policy
+from governor.guard.state import state_from_json, state_to_json
+from governor.ltl.monitor import MonitorSet
+from governor.ltl.parser import parse
+
+PROGRESSED = [
+    ("G(read_secret -> G !send_email)", [{"read_secret"}, set()]),
+    ("!transfer_funds W verify_identity", [set(), {"verify_identity"}]),
+    ("G(delete_file -> WX(!any_tool_call W user_confirmed))", [{"delete_file"}, set()]),
+    ("G(transfer_funds -> O verify_identity)", [{"verify_identity"}, {"transfer_funds"}]),
+    ("a U (b & X c)", [{"a"}, {"b"}]),
+    ("F(a & WX b)", [{"a"}]),
+]
+
+
+@pytest.mark.parametrize(("text", "trace"), PROGRESSED)
+def test_progressed_formulas_round_trip_through_text(text: str, trace: list[set[str]]) -> None:
+    monitors = MonitorSet.from_specs([("r", "", text)])
+    state = monitors.start(set())
+    for labels in trace:
+        state = monitors.step(state, labels)
+        f = state.formulas[0]
+        assert parse(str(f)) == f
+    if text.startswith("G(read"):
+        assert "end" in str(f)  # progressed states mention ``end``, and it reads back
+
+
+def test_a_rebuilt_guard_continues_each_session_from_sqlite(tmp_path: Path) -> None:
+    db = tmp_path / "sessions.db"
+    guard, _ = tool_guard(
+        [call("read_secret", key="k"), call("verify_identity"), call("transfer_funds", amount=70)],
+        store=SqliteStore(db),
+    )
+    a, chat = guard.session("a"), Conversation()
+    chat.took(a.respond_sync(chat.user("read the secret")))
+    b, bchat = guard.session("b"), Conversation()
+    bchat.took(b.respond_sync(bchat.user("verify me")))
+    bchat.took(b.respond_sync(bchat.user("send 70")))
+    del guard, a, b
+
+    policy = load_policy(Path(__file__).resolve().parents[2] / "examples/policies/tools.yaml")
+    again, backend = tool_guard(
+        [call("send_email", to="x"), "I won't.", call("transfer_funds", amount=40), "No more."],
+        store=SqliteStore(db),
+    )
+    assert again.policy == policy or again.policy.ltl == policy.ltl
+    a2 = again.session("a")
+    out = a2.respond_sync(chat.user("email it"))
+    assert out.reply.content == "I won't." and out.summary["regenerations"] == 1
+    b2 = again.session("b")
+    assert b2.state.memory["transfer_cap"].sums == {"total_over_100": 70.0}
+    out = b2.respond_sync(bchat.user("send 40 more"))
+    assert out.reply.content == "No more."
+    assert backend.remaining == 0
+    records = SqliteStore(db).records("a")
+    assert [r["kind"] for r in records] == ["execute", "execute"]
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 2
+    conn.close()
+
+
+class BrokenStore(MemoryStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.broken = False
+
+    def save(self, session_id: str, state: Any, record: Any) -> None:
+        if self.broken:
+            raise StoreError("disk full")
+        super().save(session_id, state, record)
+
+
+def test_a_failing_store_falls_back_and_keeps_the_last_saved_state() -> None:
+    store = BrokenStore()
+    guard, _ = tool_guard([call("verify_identity"), call("transfer_funds", amount=5)], store=store)
+    s, chat = guard.session("s"), Conversation()
+    chat.took(s.respond_sync(chat.user("verify me")))
+    saved = s.state
+    store.broken = True
+    out = s.respond_sync(chat.user("pay 5"))
+    assert out.reply.tool_calls == () and out.decision.kind is DecisionKind.FALLBACK
+    assert out.reply.content == guard.policy.fallbacks["check_failed"]
+    assert any("disk full" in e for e in out.summary["errors"])
+    assert s.state is saved and len(store.records("s")) == 1
+    with pytest.raises(StoreError, match="disk full"):
+        s.commit_sync("x")
+
+
+def test_a_state_saved_under_another_formula_is_refused() -> None:
+    guard, _ = tool_guard([call("read_secret")])
+    s = guard.session("s")
+    s.respond_sync([{"role": "user", "content": "read"}])
+    saved = state_to_json(s.state, guard.observer.constraints)
+    saved["memory"]["no_exfiltration"]["rule"] = "G !read_secret"
+    with pytest.raises(ConfigError, match="rule no_exfiltration changed"):
+        state_from_json(json.loads(json.dumps(saved)), guard.observer.constraints)
+    with pytest.raises(ConfigError, match="expected a saved guard session, found KeyError"):
+        state_from_json({"format": 1}, guard.observer.constraints)
+
+
+def test_an_unusable_sqlite_path_is_a_store_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="cannot"):
+        SqliteStore(tmp_path / "missing" / "dir" / "s.db")
+    assert isinstance(Guard, type)

@@ -1,0 +1,78 @@
+"""The labelling of tool calls: conditions, bounded regexes, running sums, user propositions."""
+
+from __future__ import annotations
+
+from governor.guard import Reply, ToolCall, policy_from_mapping
+from governor.guard.messages import ChatMessage
+from governor.guard.tools import MAX_MATCH_CHARS, Vocabulary
+
+POLICY = {
+    "propositions": {
+        "email": {"tool": "send_email"},
+        "outside": {"tool": "send_email", "where": {"path": "to.domain", "not_equals": "corp.com"}},
+        "cc_boss": {"tool": "send_email", "where": [{"path": "cc.0", "equals": "boss"}]},
+        "secret_text": {"tool": "*", "where": {"path": "body", "matches": "(?i)password"}},
+        "big": {"tool": "transfer_funds", "where": {"path": "amount", "op": ">=", "value": 50}},
+        "total_over": {
+            "sum": {"tool": "transfer_funds", "path": "amount"},
+            "op": ">",
+            "value": 100,
+        },
+        "yes": {"user": r"(?i)^\s*(yes|confirm|go ahead)\b"},
+    }
+}
+
+
+def vocab() -> Vocabulary:
+    return policy_from_mapping(POLICY).vocabulary
+
+
+def act(name: str, arguments: str) -> Reply:
+    return Reply(None, (ToolCall("c1", name, arguments),))
+
+
+def test_tool_name_paths_and_regexes() -> None:
+    v = vocab()
+    inside = act("send_email", '{"to": {"domain": "corp.com"}, "cc": ["boss"], "body": "hi"}')
+    labels, _ = v.labels({}, inside, ())
+    assert labels == {"email", "cc_boss"}
+    outside = act("send_email", '{"to": {"domain": "evil.com"}, "body": "my PASSWORD is"}')
+    assert v.labels({}, outside, ())[0] == {"email", "outside", "secret_text"}
+    missing = act("send_email", "{}")
+    assert v.labels({}, missing, ())[0] == {"email", "outside"}  # no domain: not inside corp.com
+    far = act("note", '{"body": "' + "x" * MAX_MATCH_CHARS + ' password"}')
+    assert "secret_text" not in v.labels({}, far, ())[0]  # regexes read a bounded prefix
+    assert v.labels({}, Reply("plain text"), ())[0] == frozenset()
+
+
+def test_numeric_comparison_reads_numbers_and_numeric_text() -> None:
+    v = vocab()
+    assert "big" in v.labels({}, act("transfer_funds", '{"amount": 50}'), ())[0]
+    assert "big" in v.labels({}, act("transfer_funds", '{"amount": "75.5"}'), ())[0]
+    assert "big" not in v.labels({}, act("transfer_funds", '{"amount": 49.9}'), ())[0]
+    assert "big" not in v.labels({}, act("transfer_funds", '{"amount": true}'), ())[0]
+
+
+def test_running_sum_is_pure_and_fails_closed_on_unknown_amounts() -> None:
+    v = vocab()
+    sums: dict[str, float] = {}
+    labels, after = v.labels(sums, act("transfer_funds", '{"amount": 60}'), ())
+    assert sums == {} and after == {"total_over": 60.0} and "total_over" not in labels
+    labels, after = v.labels(after, act("transfer_funds", '{"amount": 41}'), ())
+    assert after == {"total_over": 101.0} and "total_over" in labels
+    for bad in ('{"amount": "lots"}', '{"amount": -500}', "{}"):
+        labels, kept = v.labels({"total_over": 10.0}, act("transfer_funds", bad), ())
+        assert "total_over" in labels and kept == {"total_over": 10.0}
+
+
+def test_user_propositions_read_the_latest_user_turn_since_the_last_action() -> None:
+    v = vocab()
+    said = (ChatMessage("user", "delete it"), ChatMessage("assistant", "sure?"))
+    assert "yes" not in v.labels({}, Reply("ok"), said)[0]
+    yes = (*said, ChatMessage("user", "Yes, go ahead"))
+    assert "yes" in v.labels({}, Reply("ok"), yes)[0]
+    tool_after = (*yes, ChatMessage("tool", "done", tool_call_id="c1"))
+    assert "yes" in v.labels({}, Reply("ok"), tool_after)[0]
+    stale = (*yes, ChatMessage("assistant", "done"))
+    assert "yes" not in v.labels({}, Reply("ok"), stale)[0]
+    assert "yes" not in v.labels({}, Reply("ok"), (ChatMessage("user", "no, not yes"),))[0]
