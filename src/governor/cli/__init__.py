@@ -67,6 +67,7 @@ def build_parser() -> Parser:
         add_chat_parser,
     )
     from governor.cli.ltl import add_ltl_parser
+    from governor.cli.policy import add_policy_parser
     from governor.cli.safety_value import add_eval_parser, add_train_parser
     from governor.worlds.driving import bench as driving
     from governor.worlds.household import bench as safety_chip
@@ -107,6 +108,7 @@ def build_parser() -> Parser:
     show.add_argument("--verbose", action="store_true", help="list every attempt and candidate")
     show.set_defaults(handler=_trace_show)
     add_ltl_parser(sub)
+    add_policy_parser(sub)
     add_chat_parser(sub)
     add_audit_parser(sub)
     add_calibrate_parser(sub)

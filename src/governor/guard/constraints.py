@@ -1,0 +1,133 @@
+"""The guard's constraints: LTL monitors over tool calls, and overlays over text replies.
+
+:class:`ToolLTLConstraint` is an :class:`~governor.ltl.constraint.LTLConstraint` for one policy
+rule whose labels come from the policy's vocabulary (:mod:`governor.guard.tools`). Its memory is
+a :class:`ToolMonitorState`: the monitor's progressed formula and the running sums the rule's
+propositions read. Position 0 is the start of the session (no action, no labels); each executed
+action is one more position. ``check`` is a what-if; ``commit`` advances formula and sums.
+
+:class:`TextOverlayConstraint` judges the text of a reply with one overlay; tool-call replies
+pass (overlays judge text). The policy's ``checks`` choose which constraints judge text replies
+and which judge tool calls; a constraint that does not judge an action admits it, and an LTL
+monitor still reads every executed action. Imports the core types, the LTL monitor constraint,
+the overlays and the guard's messages, tools and policy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from governor.core import Constraint, Step, Trajectory, Verdict
+from governor.guard.messages import Reply, messages_of
+from governor.guard.policy import Checks, GuardPolicy, LTLRule
+from governor.guard.tools import Vocabulary
+from governor.ltl.constraint import LTLConstraint
+from governor.ltl.monitor import MonitorSetState
+from governor.overlays.constraint import OverlayConstraint
+from governor.overlays.features.dialogue import Dialogue, Turn
+from governor.overlays.rules import Overlay
+
+
+@dataclass(frozen=True)
+class ToolMonitorState:
+    """One rule's memory: its monitor's state and the running sums of its propositions."""
+
+    monitors: MonitorSetState
+    sums: Mapping[str, float] = dataclasses.field(default_factory=dict)
+
+
+def _no_labels(observation: Any) -> frozenset[str]:
+    return frozenset()
+
+
+def _group_allows(checks: Checks, action: Any, name: str, group: str) -> bool:
+    where = "tool_calls" if isinstance(action, Reply) and action.is_tool_call else "assistant"
+    return checks.runs(where, name, group)
+
+
+class ToolLTLConstraint(LTLConstraint):
+    """One policy rule monitored over the session's actions (see the module doc)."""
+
+    def __init__(self, rule: LTLRule, vocabulary: Vocabulary, checks: Checks | None = None):
+        self.rule = rule
+        self.vocabulary = vocabulary.restricted(rule.formula.atom_labels())
+        self.checks = checks or Checks()
+        super().__init__(
+            [(rule.name, rule.text, rule.formula)], self._predict, _no_labels, name=rule.name
+        )
+
+    # The memory is a ToolMonitorState (the monitors' state plus the sums); ``_state`` unwraps it
+    # for the inherited check, so these two overrides widen what the base class keeps.
+    def initial_state(self, observation: Any) -> ToolMonitorState:  # type: ignore[override]
+        return ToolMonitorState(self.monitors.start(frozenset()), {})
+
+    def memory(self, traj: Trajectory) -> ToolMonitorState:
+        """This rule's state in ``traj`` (the initial one before anything was kept)."""
+        state = traj.memory.get(self.name)
+        if state is None:
+            return self.initial_state(traj.observation)
+        if not isinstance(state, ToolMonitorState):
+            raise TypeError(f"{self.name}: expected a ToolMonitorState, found {state!r}")
+        return state
+
+    def _state(self, traj: Trajectory) -> MonitorSetState:
+        return self.memory(traj).monitors
+
+    def _predict(self, traj: Trajectory, action: Any) -> frozenset[str]:
+        reply = action if isinstance(action, Reply) else Reply(str(action))
+        labels, _ = self.vocabulary.labels(
+            self.memory(traj).sums, reply, messages_of(traj.observation)
+        )
+        return labels
+
+    def check(self, traj: Trajectory, action: Any) -> Verdict:
+        if not _group_allows(self.checks, action, self.name, "ltl"):
+            return Verdict.allow(self.name)
+        verdict = super().check(traj, action)
+        if verdict.admissible or not isinstance(action, Reply):
+            return verdict
+        what = "the tool call" if action.is_tool_call else "the reply"
+        descriptor = f"{what} {action.describe()} {verdict.descriptor}"
+        return dataclasses.replace(verdict, descriptor=descriptor)
+
+    def commit(self, traj: Trajectory, step: Step) -> ToolMonitorState:  # type: ignore[override]
+        mem = self.memory(traj)
+        action = step.action if isinstance(step.action, Reply) else Reply(str(step.action))
+        labels, sums = self.vocabulary.labels(mem.sums, action, messages_of(step.observation))
+        return ToolMonitorState(self.monitors.step(mem.monitors, labels), sums)
+
+
+def dialogue_of(traj: Trajectory) -> Dialogue:
+    """The user and assistant text turns of the conversation before the candidate."""
+    return tuple(
+        Turn(m.role, m.content)  # type: ignore[arg-type]
+        for m in messages_of(traj.observation)
+        if m.role in ("user", "assistant") and m.content
+    )
+
+
+class TextOverlayConstraint(OverlayConstraint):
+    """One overlay over the text of a reply; tool-call replies pass."""
+
+    def __init__(self, overlay: Overlay, checks: Checks | None = None) -> None:
+        super().__init__(overlay, dialogue=dialogue_of)
+        self.checks = checks or Checks()
+
+    def check(self, traj: Trajectory, action: Any) -> Verdict:
+        reply = action if isinstance(action, Reply) else Reply(str(action))
+        if reply.is_tool_call or not _group_allows(self.checks, reply, self.name, "overlays"):
+            return Verdict.allow(self.name)
+        return self.overlay.evaluate(self.dialogue(traj), reply.content or "")
+
+
+def guard_constraints(policy: GuardPolicy) -> list[Constraint]:
+    """The policy's LTL rules (hard), then its overlays, highest priority first."""
+    out: list[Constraint] = [
+        ToolLTLConstraint(r, policy.vocabulary, policy.checks) for r in policy.ltl
+    ]
+    ranked = sorted(policy.overlays, key=lambda o: -o.priority)
+    out += [TextOverlayConstraint(o, policy.checks) for o in ranked if o.kind != "permissive"]
+    return out

@@ -1,0 +1,89 @@
+"""The ``Guard`` facade: a policy's observer in front of an upstream model, one session per
+conversation.
+
+``Guard.from_policy(path or GuardPolicy, backend=..., store=...)`` builds the observer once (the
+upstream as base policy, the policy's LTL rules and overlays as constraints, its fallback texts,
+its bounds); ``guard.session(id)`` gives the session of that id (the same object for the same id,
+so its lock is shared). The CLI and the service use this same facade. Imports the backends, the
+observer, and the guard's policy, constraints, fallback, upstream, session and store.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from governor.backends.base import Backend
+from governor.errors import ConfigError, expected
+from governor.guard.constraints import guard_constraints
+from governor.guard.fallback import GuardFallback
+from governor.guard.openai_tools import OpenAIToolsBackend
+from governor.guard.policy import GuardPolicy, load_policy
+from governor.guard.session import GuardSession
+from governor.guard.store import MemoryStore, SessionStore
+from governor.guard.upstream import UpstreamPolicy
+from governor.observer import Observer
+
+MAX_SESSION_ID = 200
+"""The longest session id accepted."""
+
+
+class Guard:
+    """A policy enforced on the sessions of one upstream model."""
+
+    def __init__(
+        self, policy: GuardPolicy, backend: Backend, *, store: SessionStore | None = None
+    ) -> None:
+        self.policy = policy
+        self.backend = backend
+        self.store: SessionStore = store if store is not None else MemoryStore()
+        up = policy.upstream
+        upstream = UpstreamPolicy(
+            backend,
+            system_prompt=up.system_prompt,
+            temperature=up.temperature,
+            max_tokens=up.max_tokens,
+        )
+        rules = {r.name: r.text for r in policy.ltl}
+        self.observer = Observer(
+            upstream,
+            guard_constraints(policy),
+            GuardFallback(policy.fallbacks, rules),
+            config=policy.observer,
+        )
+        self._sessions: dict[str, GuardSession] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_policy(
+        cls,
+        policy: str | Path | GuardPolicy,
+        *,
+        backend: Backend | None = None,
+        store: SessionStore | None = None,
+    ) -> Guard:
+        """The guard of ``policy`` (a file or a loaded policy); the backend defaults to the
+        policy's upstream (an OpenAI-compatible endpoint that receives the tools natively)."""
+        loaded = policy if isinstance(policy, GuardPolicy) else load_policy(policy)
+        if backend is None:
+            config = loaded.upstream.backend_config()
+            if not config.configured:
+                raise ConfigError(
+                    f"{loaded.source}: upstream: expected base_url and model (or a backend"
+                    f" passed in), found base_url={config.base_url!r}, model={config.model!r}"
+                )
+            backend = OpenAIToolsBackend(config)
+        return cls(loaded, backend, store=store)
+
+    def session(self, session_id: str) -> GuardSession:
+        """The session ``session_id`` (created, or continued from the store, on first use)."""
+        if not isinstance(session_id, str) or not 0 < len(session_id) <= MAX_SESSION_ID:
+            raise ConfigError(
+                f"session id: {expected(f'text of 1 to {MAX_SESSION_ID} characters', session_id)}"
+            )
+        with self._lock:
+            found = self._sessions.get(session_id)
+            if found is None:
+                found = GuardSession(session_id, self.observer, self.store, self.policy.fallbacks)
+                self._sessions[session_id] = found
+            return found

@@ -1,0 +1,131 @@
+"""A session's state, and its JSON form for a store.
+
+What a session keeps between calls: the messages so far, each constraint's memory (an LTL rule's
+progressed formula, printed with ``str`` and read back with :func:`~governor.ltl.parser.parse`,
+and its running sums; a commit failure as its error), the pending implicit feedback, and the
+number of executed actions. A saved rule state is only read back into the same rule: a state
+saved under another formula is refused (a changed policy cannot silently forget what happened).
+Imports the core types, the LTL parser and the guard's messages and constraints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from governor.core import CommitFailure, Constraint, Feedback, FeedbackKind
+from governor.errors import ConfigError, GovernorError, expected
+from governor.guard.constraints import ToolLTLConstraint, ToolMonitorState
+from governor.guard.messages import ChatMessage, conversation_from
+from governor.ltl.monitor import MonitorSetState
+from governor.ltl.parser import parse
+
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class SessionState:
+    """Where a session stands after its last committed decision."""
+
+    messages: tuple[ChatMessage, ...] = ()
+    memory: Mapping[str, Any] = field(default_factory=dict)
+    feedback: Feedback | None = None
+    t: int = 0
+
+
+def state_to_json(state: SessionState, constraints: Sequence[Constraint]) -> dict[str, Any]:
+    """The JSON-safe form of ``state`` (each rule's state with the formula it belongs to)."""
+    rules = {c.name: str(c.rule.formula) for c in constraints if isinstance(c, ToolLTLConstraint)}
+    memory: dict[str, Any] = {}
+    for name, value in state.memory.items():
+        if isinstance(value, ToolMonitorState):
+            m = value.monitors
+            memory[name] = {
+                "kind": "ltl",
+                "rule": rules.get(name, ""),
+                "formulas": [str(f) for f in m.formulas],
+                "labels": sorted(m.labels),
+                "t": m.t,
+                "sums": dict(value.sums),
+            }
+        elif isinstance(value, CommitFailure):
+            memory[name] = {"kind": "failed", "error": value.error}
+        elif value is not None:
+            raise ConfigError(f"session state {name}: {expected('a guard state', value)}")
+    feedback = state.feedback
+    return {
+        "format": FORMAT,
+        "t": state.t,
+        "messages": [m.to_dict() for m in state.messages],
+        "memory": memory,
+        "feedback": None
+        if feedback is None
+        else {
+            "kind": feedback.kind.value,
+            "text": feedback.text,
+            "constraints": list(feedback.constraints),
+        },
+    }
+
+
+def state_from_json(
+    data: Any, constraints: Sequence[Constraint], where: str = "session state"
+) -> SessionState:
+    """The state saved as ``data``, read back into ``constraints``."""
+    try:
+        return _read(data, constraints, where)
+    except GovernorError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        found = f"{type(exc).__name__} {exc}"
+        raise ConfigError(f"{where}: expected a saved guard session, found {found}") from exc
+
+
+def _read(data: Any, constraints: Sequence[Constraint], where: str) -> SessionState:
+    if not isinstance(data, Mapping) or data.get("format") != FORMAT:
+        raise ConfigError(f"{where}: {expected(f'a saved session of format {FORMAT}', data)}")
+    t = int(data["t"])
+    saved = data["memory"]
+    memory: dict[str, Any] = {}
+    for c in constraints:
+        entry = saved.get(c.name)
+        if not isinstance(c, ToolLTLConstraint):
+            memory[c.name] = None
+        elif entry is None:
+            if t:
+                raise ConfigError(
+                    f"{where}: rule {c.name} has no saved state (added after the session began);"
+                    " start a new session"
+                )
+            memory[c.name] = c.initial_state(None)
+        elif entry["kind"] == "failed":
+            memory[c.name] = CommitFailure(str(entry["error"]))
+        else:
+            memory[c.name] = _monitor_state(c, entry, where)
+    raw = data.get("feedback")
+    feedback = None
+    if raw is not None:
+        feedback = Feedback(FeedbackKind(raw["kind"]), str(raw["text"]), tuple(raw["constraints"]))
+    messages = conversation_from(data["messages"], f"{where}: messages")
+    return SessionState(messages, memory, feedback, t)
+
+
+def _monitor_state(c: ToolLTLConstraint, entry: Mapping[str, Any], where: str) -> ToolMonitorState:
+    if entry.get("rule") != str(c.rule.formula):
+        raise ConfigError(
+            f"{where}: rule {c.name} changed since the session was saved (saved under"
+            f" {entry.get('rule')!r}, now {str(c.rule.formula)!r}); start a new session"
+        )
+    formulas = tuple(parse(text) for text in entry["formulas"])
+    monitors = c.monitors
+    if len(formulas) != len(monitors):
+        raise ConfigError(
+            f"{where}: rule {c.name}: {expected(f'{len(monitors)} formulas', formulas)}"
+        )
+    verdicts = tuple(m.verdict(f) for m, f in zip(monitors, formulas, strict=True))
+    state = MonitorSetState(
+        monitors.names, formulas, verdicts, frozenset(entry["labels"]), int(entry["t"])
+    )
+    sums = {str(k): float(v) for k, v in dict(entry.get("sums") or {}).items()}
+    return ToolMonitorState(state, sums)

@@ -1,0 +1,167 @@
+"""Where guarded sessions are kept between calls and across restarts.
+
+A :class:`SessionStore` loads a session's saved state (JSON-safe, see :mod:`.state`) and saves it
+together with the record of the decision that produced it, in one write. :class:`MemoryStore`
+keeps them in this process; :class:`SqliteStore` in one SQLite file (WAL; one row per session
+holding its state as JSON, one row per decision record; a save is one transaction; a connection
+per call, so threads never share one). A failing write raises :class:`StoreError`; the session
+then fails closed. Imports the error tree only.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from governor.errors import GovernorError
+
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS sessions ("
+    " id TEXT PRIMARY KEY, state TEXT NOT NULL, updated REAL NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS decisions ("
+    " n INTEGER PRIMARY KEY AUTOINCREMENT, session TEXT NOT NULL, t INTEGER NOT NULL,"
+    " record TEXT NOT NULL, created REAL NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS decisions_session ON decisions (session, n)",
+)
+
+
+class StoreError(GovernorError):
+    """A session store could not read or write."""
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Keeps each session's state and its decision records."""
+
+    def load(self, session_id: str) -> Mapping[str, Any] | None:
+        """The saved state of ``session_id``; None for a new session."""
+        ...
+
+    def save(
+        self, session_id: str, state: Mapping[str, Any], record: Mapping[str, Any] | None
+    ) -> None:
+        """Save ``state`` (and the decision ``record``, when given) in one write."""
+        ...
+
+    def records(self, session_id: str) -> list[dict[str, Any]]:
+        """The decision records of ``session_id``, oldest first."""
+        ...
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, allow_nan=False)
+
+
+class MemoryStore:
+    """Sessions in this process (copied through JSON, so what is saved is what a file holds)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._states: dict[str, str] = {}
+        self._records: dict[str, list[str]] = {}
+
+    def load(self, session_id: str) -> Mapping[str, Any] | None:
+        with self._lock:
+            text = self._states.get(session_id)
+        return None if text is None else json.loads(text)
+
+    def save(
+        self, session_id: str, state: Mapping[str, Any], record: Mapping[str, Any] | None
+    ) -> None:
+        try:
+            text = _dumps(state)
+            rec = None if record is None else _dumps(record)
+        except (TypeError, ValueError) as exc:
+            raise StoreError(
+                f"session {session_id}: expected JSON-safe state, found {exc}"
+            ) from exc
+        with self._lock:
+            self._states[session_id] = text
+            if rec is not None:
+                self._records.setdefault(session_id, []).append(rec)
+
+    def records(self, session_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return [json.loads(r) for r in self._records.get(session_id, [])]
+
+
+class SqliteStore:
+    """Sessions in the SQLite file ``path`` (created with its tables when missing)."""
+
+    def __init__(self, path: str | Path, *, timeout_s: float = 30.0) -> None:
+        self.path = Path(path)
+        self.timeout_s = timeout_s
+        db = self._connect()
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            with db:
+                for statement in SCHEMA:
+                    db.execute(statement)
+        except sqlite3.Error as exc:
+            raise StoreError(f"session store {self.path}: cannot create tables: {exc}") from exc
+        finally:
+            db.close()
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            return sqlite3.connect(self.path, timeout=self.timeout_s)
+        except sqlite3.Error as exc:
+            raise StoreError(f"session store {self.path}: cannot open: {exc}") from exc
+
+    def load(self, session_id: str) -> Mapping[str, Any] | None:
+        db = self._connect()
+        try:
+            row = db.execute("SELECT state FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(f"session store {self.path}: cannot read {session_id}: {exc}") from exc
+        finally:
+            db.close()
+        return None if row is None else json.loads(row[0])
+
+    def save(
+        self, session_id: str, state: Mapping[str, Any], record: Mapping[str, Any] | None
+    ) -> None:
+        try:
+            text = _dumps(state)
+            rec = None if record is None else _dumps(record)
+        except (TypeError, ValueError) as exc:
+            raise StoreError(
+                f"session {session_id}: expected JSON-safe state, found {exc}"
+            ) from exc
+        now = time.time()
+        db = self._connect()
+        try:
+            with db:  # one transaction: the state and its decision, or neither
+                db.execute(
+                    "INSERT INTO sessions (id, state, updated) VALUES (?, ?, ?)"
+                    " ON CONFLICT(id) DO UPDATE SET state = excluded.state,"
+                    " updated = excluded.updated",
+                    (session_id, text, now),
+                )
+                if rec is not None:
+                    t = int(state.get("t", 0))
+                    db.execute(
+                        "INSERT INTO decisions (session, t, record, created) VALUES (?, ?, ?, ?)",
+                        (session_id, t, rec, now),
+                    )
+        except sqlite3.Error as exc:
+            raise StoreError(f"session store {self.path}: cannot save {session_id}: {exc}") from exc
+        finally:
+            db.close()
+
+    def records(self, session_id: str) -> list[dict[str, Any]]:
+        db = self._connect()
+        try:
+            rows = db.execute(
+                "SELECT record FROM decisions WHERE session = ? ORDER BY n", (session_id,)
+            ).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"session store {self.path}: cannot read {session_id}: {exc}") from exc
+        finally:
+            db.close()
+        return [json.loads(r[0]) for r in rows]

@@ -1,0 +1,152 @@
+"""The upstream model as the base policy: candidate replies, text or tool calls.
+
+The request is the policy's system prompt (if any), the conversation, and, when the observer has
+something to say, its feedback as a final system note. One request asks for ``n`` completions and
+counts as one LLM call (the backend records it).
+
+A backend with a ``chat_tools`` method (:class:`ToolChatBackend`, e.g.
+:class:`~governor.guard.openai_tools.OpenAIToolsBackend`) receives the OpenAI messages and the
+``tools`` as they are and answers with assistant messages. Any other backend is asked in text:
+the tools are listed in a system note, earlier tool calls are shown as
+``{"tool_calls": [...]}``, tool results as user messages, and a completion that is such a JSON
+object is read back as tool calls. A reply that is empty, or tool calls that are not well formed,
+become invalid candidates, which the observer never executes. Imports the core types, the
+backend interface and the guard's messages.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from governor.backends.base import Backend, Message
+from governor.core import Candidate, Feedback, FeedbackKind, Policy, Trajectory
+from governor.errors import ConfigError
+from governor.guard.messages import ChatMessage, Conversation, Reply, reply_from
+
+NOTE = {
+    FeedbackKind.IMPLICIT: "Note from your supervisor about your last reply: {text}",
+    FeedbackKind.FORCED: "Your supervisor rejected your reply; write a new one. {text}",
+}
+TOOLS_NOTE = (
+    "You may call these tools. To call tools, reply with only a JSON object"
+    ' {{"tool_calls": [{{"name": ..., "arguments": {{...}}}}]}}. Tools: {tools}'
+)
+
+
+@runtime_checkable
+class ToolChatBackend(Protocol):
+    """A backend that takes OpenAI messages and tools and answers with assistant messages."""
+
+    def chat_tools(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: Sequence[Any],
+        n: int,
+        temperature: float,
+        max_tokens: int,
+    ) -> list[Mapping[str, Any]]: ...
+
+
+class UpstreamPolicy(Policy):
+    """Proposes replies from the upstream model (see the module doc)."""
+
+    name = "upstream"
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        system_prompt: str | None = None,
+        temperature: float = 0.7,
+        max_tokens: int = 512,
+    ) -> None:
+        self.backend = backend
+        self.system_prompt = system_prompt
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+
+    def propose(
+        self, traj: Trajectory, feedback: Feedback | None, n: int
+    ) -> Sequence[Candidate[Any]]:
+        conv = traj.observation
+        if not isinstance(conv, Conversation):
+            raise ConfigError(f"upstream: expected a Conversation, found {type(conv).__name__}")
+        if isinstance(self.backend, ToolChatBackend):
+            answers = self.backend.chat_tools(
+                self.native_messages(conv, feedback),
+                tools=list(conv.tools),
+                n=n,
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+            )
+            return [message_candidate(a) for a in answers]
+        result = self.backend.chat(
+            self.text_messages(conv, feedback),
+            n=n,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+        )
+        return [text_candidate(c.text) for c in result.completions]
+
+    def native_messages(
+        self, conv: Conversation, feedback: Feedback | None
+    ) -> list[dict[str, Any]]:
+        out = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        out += [m.to_dict() for m in conv.messages]
+        if feedback is not None:
+            out.append(
+                {"role": "system", "content": NOTE[feedback.kind].format(text=feedback.text)}
+            )
+        return out
+
+    def text_messages(self, conv: Conversation, feedback: Feedback | None) -> list[Message]:
+        out = [Message("system", self.system_prompt)] if self.system_prompt else []
+        if conv.tools:
+            listed = json.dumps(list(conv.tools), sort_keys=True)
+            out.append(Message("system", TOOLS_NOTE.format(tools=listed)))
+        out += [_as_text(m) for m in conv.messages]
+        if feedback is not None:
+            out.append(Message("system", NOTE[feedback.kind].format(text=feedback.text)))
+        return out
+
+
+def _as_text(m: ChatMessage) -> Message:
+    if m.role == "tool":
+        return Message("user", f"Result of tool call {m.tool_call_id}: {m.content or ''}")
+    if m.role == "assistant" and m.tool_calls:
+        calls = [{"name": c.name, "arguments": json.loads(c.arguments)} for c in m.tool_calls]
+        return Message("assistant", json.dumps({"content": m.content, "tool_calls": calls}))
+    return Message(m.role, m.content or "")  # type: ignore[arg-type]
+
+
+def message_candidate(raw: Any) -> Candidate[Any]:
+    """A candidate from an assistant message mapping; invalid when it is not well formed."""
+    try:
+        reply = reply_from(raw, "upstream reply")
+    except ConfigError as exc:
+        return Candidate.invalid(json.dumps(raw, default=str)[:2000], str(exc))
+    return _checked(reply, json.dumps(reply.to_dict()))
+
+
+def text_candidate(text: Any) -> Candidate[Any]:
+    """A candidate from completion text: tool calls when it is a ``{"tool_calls": ...}`` object."""
+    if not isinstance(text, str):
+        return Candidate.invalid(None, f"expected a text reply, found {type(text).__name__}")
+    body = text.strip()
+    if body.startswith("{") and '"tool_calls"' in body:
+        try:
+            data = json.loads(body)
+            reply = reply_from(data if isinstance(data, dict) else body, "upstream reply")
+        except (ValueError, ConfigError) as exc:
+            return Candidate.invalid(text, f"expected well-formed tool calls: {exc}")
+        return _checked(reply, text)
+    return _checked(Reply(body), text)
+
+
+def _checked(reply: Reply, text: str) -> Candidate[Any]:
+    if not reply.tool_calls and not (reply.content or "").strip():
+        return Candidate.invalid(text, "expected a text reply or tool calls, found an empty reply")
+    return Candidate(reply, text)
