@@ -495,3 +495,19 @@ def test_an_interrupt_in_a_constraint_stops_the_step_without_an_action(interrupt
     observer.config = ObserverConfig(time_budget_s=budget)
     with pytest.raises(interrupt):
         observer.step(observer.start("o"))
+
+
+def test_a_call_refused_by_an_open_circuit_is_counted_as_failed():
+    from governor.errors import BackendUnavailable
+    from governor.usage import Usage, record_llm_call
+
+    class FailsFast(Policy):
+        name = "fails_fast"
+
+        def propose(self, traj: Trajectory, feedback: Feedback | None, n: int) -> list[Any]:
+            record_llm_call(Usage(calls=0, failed=1))  # what a backend records for a refused call
+            raise BackendUnavailable("circuit open")
+
+    _, d = decide(FailsFast(), [], Constant(0))
+    assert d.kind is DecisionKind.FALLBACK
+    assert d.total_usage.failed == 1 and d.total_usage.calls == 0

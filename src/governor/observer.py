@@ -61,7 +61,7 @@ class _StepLog:
                 return call_with_deadline(fn, timeout_s, stage)
             finally:
                 self.latency[stage] = self.latency.get(stage, 0.0) + time.perf_counter() - start
-                if meter.total.calls:
+                if meter.total.calls or meter.total.failed:
                     self.usage[stage] = self.usage.get(stage, Usage()) + meter.total
 
 
