@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from governor.guard import Reply, ToolCall, policy_from_mapping
-from governor.guard.messages import ChatMessage
+from governor.guard.messages import Message
 from governor.guard.tools import MAX_MATCH_CHARS, Vocabulary
 
 POLICY = {
@@ -67,12 +67,12 @@ def test_running_sum_is_pure_and_fails_closed_on_unknown_amounts() -> None:
 
 def test_user_propositions_read_the_latest_user_turn_since_the_last_action() -> None:
     v = vocab()
-    said = (ChatMessage("user", "delete it"), ChatMessage("assistant", "sure?"))
+    said = (Message("user", "delete it"), Message("assistant", "sure?"))
     assert "yes" not in v.labels({}, Reply("ok"), said)[0]
-    yes = (*said, ChatMessage("user", "Yes, go ahead"))
+    yes = (*said, Message("user", "Yes, go ahead"))
     assert "yes" in v.labels({}, Reply("ok"), yes)[0]
-    tool_after = (*yes, ChatMessage("tool", "done", tool_call_id="c1"))
+    tool_after = (*yes, Message("tool", "done", tool_call_id="c1"))
     assert "yes" in v.labels({}, Reply("ok"), tool_after)[0]
-    stale = (*yes, ChatMessage("assistant", "done"))
+    stale = (*yes, Message("assistant", "done"))
     assert "yes" not in v.labels({}, Reply("ok"), stale)[0]
-    assert "yes" not in v.labels({}, Reply("ok"), (ChatMessage("user", "no, not yes"),))[0]
+    assert "yes" not in v.labels({}, Reply("ok"), (Message("user", "no, not yes"),))[0]

@@ -4,37 +4,42 @@ A backend implements ``_chat`` (and ``_embed`` where it can); the public :meth:`
 :meth:`Backend.embed` validate the request, time it, and record it with
 :func:`governor.usage.record_llm_call`, whether it succeeds or fails. That is the one place where
 LLM calls are counted, so no backend and no constraint can make a hidden one.
+
+Messages and completions may carry tool calls (:class:`ToolCall` and :class:`Message`, defined in
+:mod:`governor.backends.messages`); a backend with ``supports_tools`` also receives the tool
+schemas of a request, and a request with tools for any other backend is refused.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, TypeVar
 
 import numpy as np
 
+from governor.backends.messages import MAX_ARGUMENTS_CHARS, ROLES, Message, Role, ToolCall
 from governor.errors import BackendError, ConfigError, expected
 from governor.usage import Usage, record_llm_call
 
-Role = Literal["system", "user", "assistant"]
-ROLES: tuple[str, ...] = ("system", "user", "assistant")
-
-
-@dataclass(frozen=True)
-class Message:
-    role: Role
-    content: str
-
-    def __post_init__(self) -> None:
-        if self.role not in ROLES:
-            raise ConfigError(f"message role: {expected(' or '.join(ROLES), self.role)}")
-        if not isinstance(self.content, str):
-            raise ConfigError(
-                f"message content: {expected('a string', type(self.content).__name__)}"
-            )
+__all__ = [
+    "MAX_ARGUMENTS_CHARS",
+    "ROLES",
+    "Backend",
+    "ChatRequest",
+    "ChatResult",
+    "Completion",
+    "Message",
+    "Role",
+    "TokenLogprob",
+    "ToolCall",
+    "as_messages",
+    "word_tokens",
+]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -48,9 +53,12 @@ class TokenLogprob:
 
 @dataclass(frozen=True)
 class Completion:
+    """One completion: its text ('' when it only calls tools) and its tool calls."""
+
     text: str
     finish_reason: str | None = None
     logprobs: tuple[TokenLogprob, ...] | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,7 @@ class ChatRequest:
     logprobs: bool  # also true when top_logprobs > 0
     top_logprobs: int
     stop: tuple[str, ...]
+    tools: tuple[Mapping[str, Any], ...] = ()  # JSON-safe tool schemas, as given
 
 
 @dataclass(frozen=True)
@@ -90,10 +99,32 @@ def as_messages(messages: str | Sequence[Message]) -> tuple[Message, ...]:
     return result
 
 
+def as_tools(
+    tools: Sequence[Mapping[str, Any]] | None, backend: Backend
+) -> tuple[Mapping[str, Any], ...]:
+    """The tool schemas of a request: JSON-safe objects, for a backend that supports tools."""
+    given = tuple(tools or ())
+    if given and not backend.supports_tools:
+        raise ConfigError(
+            f"{backend.name}: tools: expected none (this backend has no tool calling),"
+            f" found {len(given)}"
+        )
+    for i, tool in enumerate(given):
+        try:
+            ok = isinstance(tool, Mapping) and bool(json.dumps(dict(tool)))
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise ConfigError(f"tools[{i}]: {expected('a JSON-safe tool schema object', tool)}")
+    return given
+
+
 class Backend(ABC):
     """A language model reached somehow. Subclasses implement ``_chat`` and maybe ``_embed``."""
 
     name: str = "backend"
+    supports_tools: bool = False
+    """Whether ``_chat`` sends tool schemas to the model and reads its tool calls back."""
 
     def chat(
         self,
@@ -105,8 +136,10 @@ class Backend(ABC):
         logprobs: bool = False,
         top_logprobs: int = 0,
         stop: Sequence[str] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
     ) -> ChatResult:
-        """Complete a conversation ``n`` times. Counted as LLM call(s) even when it fails."""
+        """Complete a conversation ``n`` times. Counted as LLM call(s) even when it fails.
+        ``tools`` (OpenAI tool schemas) only for a backend that ``supports_tools``."""
         msgs = as_messages(messages)
         if not 1 <= n <= 128:
             raise ConfigError(f"n: {expected('an integer in [1, 128]', n)}")
@@ -116,27 +149,18 @@ class Backend(ABC):
             raise ConfigError(f"max_tokens: {expected('an integer >= 1', max_tokens)}")
         if not 0 <= top_logprobs <= 20:
             raise ConfigError(f"top_logprobs: {expected('an integer in [0, 20]', top_logprobs)}")
-        start = time.perf_counter()
-        try:
-            result = self._chat(
-                ChatRequest(
-                    msgs,
-                    n,
-                    temperature,
-                    max_tokens,
-                    logprobs or top_logprobs > 0,
-                    top_logprobs,
-                    tuple(stop or ()),
-                )
-            )
-        except BackendError as exc:
-            calls = getattr(exc, "requests", 1)
-            record_llm_call(Usage(calls=calls, seconds=time.perf_counter() - start, failed=1))
-            raise
-        except Exception as exc:  # a backend bug still fails as a backend error, counted
-            record_llm_call(Usage(calls=1, seconds=time.perf_counter() - start, failed=1))
-            raise BackendError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
-        result = replace(result, usage=replace(result.usage, seconds=time.perf_counter() - start))
+        request = ChatRequest(
+            msgs,
+            n,
+            temperature,
+            max_tokens,
+            logprobs or top_logprobs > 0,
+            top_logprobs,
+            tuple(stop or ()),
+            as_tools(tools, self),
+        )
+        result, seconds = self._counted(lambda: self._chat(request))
+        result = replace(result, usage=replace(result.usage, seconds=seconds))
         record_llm_call(result.usage)
         return result
 
@@ -145,9 +169,19 @@ class Backend(ABC):
         items = list(texts)
         if not items or not all(isinstance(t, str) for t in items):
             raise ConfigError(f"texts: {expected('a non-empty sequence of strings', texts)}")
+        (vectors, usage), seconds = self._counted(lambda: self._embed(items))
+        record_llm_call(replace(usage, seconds=seconds))
+        if vectors.ndim != 2 or vectors.shape[0] != len(items):
+            raise BackendError(
+                f"{self.name}: {expected(f'{len(items)} embedding rows', tuple(vectors.shape))}"
+            )
+        return vectors
+
+    def _counted(self, call: Callable[[], T]) -> tuple[T, float]:
+        """``call()`` and its seconds; a failure is recorded here (as the requests it made)."""
         start = time.perf_counter()
         try:
-            vectors, usage = self._embed(items)
+            return call(), time.perf_counter() - start
         except BackendError as exc:
             calls = getattr(exc, "requests", 1)
             record_llm_call(Usage(calls=calls, seconds=time.perf_counter() - start, failed=1))
@@ -155,12 +189,6 @@ class Backend(ABC):
         except Exception as exc:  # a backend bug still fails as a backend error, counted
             record_llm_call(Usage(calls=1, seconds=time.perf_counter() - start, failed=1))
             raise BackendError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
-        record_llm_call(replace(usage, seconds=time.perf_counter() - start))
-        if vectors.ndim != 2 or vectors.shape[0] != len(items):
-            raise BackendError(
-                f"{self.name}: {expected(f'{len(items)} embedding rows', tuple(vectors.shape))}"
-            )
-        return vectors
 
     def check(self) -> None:
         """Raise a BackendError when the backend cannot be used at all. Makes no LLM call."""

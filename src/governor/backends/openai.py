@@ -49,11 +49,14 @@ MAX_RESPONSE_BYTES = 16 * 2**20
 
 
 class OpenAIBackend(Backend):
-    """Chat completions and embeddings from ``config.base_url`` with ``config.model``.
+    """Chat completions (tool calls included) and embeddings from ``config.base_url`` with
+    ``config.model``.
 
     Holds one HTTP client; close it with :meth:`close` or use the backend as a context manager.
     ``transport`` replaces the network (e.g. ``httpx.MockTransport``) in tests.
     """
+
+    supports_tools = True
 
     def __init__(self, config: BackendConfig, *, transport: httpx.BaseTransport | None = None):
         if config.base_url is None or config.model is None:
@@ -104,13 +107,15 @@ class OpenAIBackend(Backend):
     def _chat(self, request: ChatRequest) -> ChatResult:
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "messages": [m.to_dict() for m in request.messages],
             "n": request.n,
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
         }
         if request.stop:
             body["stop"] = list(request.stop)
+        if request.tools:
+            body["tools"] = [dict(t) for t in request.tools]
         if request.logprobs:
             body["logprobs"] = True
             if request.top_logprobs:

@@ -1,5 +1,5 @@
-"""Reading the answers of an OpenAI-compatible API: choices with their log-probabilities,
-embedding rows, token counts.
+"""Reading the answers of an OpenAI-compatible API: choices with their log-probabilities and
+tool calls, embedding rows, token counts.
 
 An answer that does not have the expected shape is refused through ``unexpected(what, found,
 data)``, which the backend supplies (it names the endpoint and masks the API key). Imports the
@@ -13,21 +13,27 @@ from typing import Any
 
 import numpy as np
 
-from governor.backends.base import Completion, TokenLogprob
-from governor.errors import BackendResponseError
+from governor.backends.base import Completion, TokenLogprob, ToolCall
+from governor.errors import BackendResponseError, ConfigError
 
 Unexpected = Callable[[str, Any, dict[str, Any]], BackendResponseError]
 
 
 def completions(data: dict[str, Any], *, unexpected: Unexpected) -> tuple[Completion, ...]:
-    """The choices of a chat completion, in ``index`` order."""
+    """The choices of a chat completion, in ``index`` order; content may be null in a choice
+    that calls tools."""
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices:
         raise unexpected("a non-empty list 'choices'", choices, data)
     result = []
     for i, choice in enumerate(by_index(choices)):
         message = choice.get("message") if isinstance(choice, dict) else None
-        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(message, dict):
+            raise unexpected(f"choices[{i}].message an object", choice, data)
+        calls = tool_calls(message.get("tool_calls"), f"choices[{i}].message", data, unexpected)
+        content = message.get("content")
+        if content is None and calls:
+            content = ""
         if not isinstance(content, str):
             raise unexpected(f"choices[{i}].message.content a string", choice, data)
         reason = choice.get("finish_reason")
@@ -36,8 +42,26 @@ def completions(data: dict[str, Any], *, unexpected: Unexpected) -> tuple[Comple
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             what = f"choices[{i}].logprobs.content a list of {{token, logprob, top_logprobs}}"
             raise unexpected(what, choice.get("logprobs"), data) from exc
-        result.append(Completion(content, reason if isinstance(reason, str) else None, tokens))
+        reason = reason if isinstance(reason, str) else None
+        result.append(Completion(content, reason, tokens, calls))
     return tuple(result)
+
+
+def tool_calls(
+    raw: Any, where: str, data: dict[str, Any], unexpected: Unexpected
+) -> tuple[ToolCall, ...]:
+    """The ``tool_calls`` of an answer's message (none when absent or null)."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise unexpected(f"{where}.tool_calls a list", raw, data)
+    calls = []
+    for j, item in enumerate(raw):
+        try:
+            calls.append(ToolCall.from_dict(item, f"{where}.tool_calls[{j}]", j))
+        except ConfigError as exc:
+            raise unexpected(f"a well-formed function call ({exc})", item, data) from exc
+    return tuple(calls)
 
 
 def embeddings(data: dict[str, Any], count: int, *, unexpected: Unexpected) -> np.ndarray:

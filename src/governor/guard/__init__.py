@@ -6,7 +6,7 @@ overlays over text replies (:mod:`.constraints`), fallback texts (:mod:`.fallbac
 :class:`Guard` (:mod:`.facade`) builds the observer once; a :class:`GuardSession` (:mod:`.session`)
 is one trajectory, kept in a :class:`SessionStore` (:mod:`.store`: in memory or SQLite) so that
 it survives a restart. ``respond`` proposes through the upstream (:mod:`.upstream`; tools passed
-through natively by :mod:`.openai_tools`), judges, regenerates or falls back; ``check`` judges a
+natively to a backend that supports them), judges, regenerates or falls back; ``check`` judges a
 candidate without an LLM call; ``commit`` records an action the client executed.
 
 Part of the runtime library: imports the core loop, the config, the backends, the LTL and overlay
@@ -14,14 +14,13 @@ families and the trace records; never ``governor.worlds``, ``governor.cli`` or `
 """
 
 from governor.guard.facade import Guard
-from governor.guard.messages import ChatMessage, Conversation, Reply, ToolCall
+from governor.guard.messages import Conversation, Message, Reply, ToolCall
 from governor.guard.policy import GuardPolicy, LTLRule, Upstream, load_policy, policy_from_mapping
 from governor.guard.session import CheckResult, GuardReply, GuardSession, SyncInLoopError
 from governor.guard.store import MemoryStore, SessionStore, SqliteStore, StoreError
 from governor.guard.tools import Vocabulary
 
 __all__ = [
-    "ChatMessage",
     "CheckResult",
     "Conversation",
     "Guard",
@@ -30,6 +29,7 @@ __all__ = [
     "GuardSession",
     "LTLRule",
     "MemoryStore",
+    "Message",
     "Reply",
     "SessionStore",
     "SqliteStore",

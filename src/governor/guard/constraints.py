@@ -103,7 +103,7 @@ class ToolLTLConstraint(LTLConstraint):
 def dialogue_of(traj: Trajectory) -> Dialogue:
     """The user and assistant text turns of the conversation before the candidate."""
     return tuple(
-        Turn(m.role, m.content)  # type: ignore[arg-type]
+        Turn(m.role, m.content)
         for m in messages_of(traj.observation)
         if m.role in ("user", "assistant") and m.content
     )

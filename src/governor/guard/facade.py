@@ -13,11 +13,11 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from governor.backends import backend_from_config
 from governor.backends.base import Backend
 from governor.errors import ConfigError, expected
 from governor.guard.constraints import guard_constraints
 from governor.guard.fallback import GuardFallback
-from governor.guard.openai_tools import OpenAIToolsBackend
 from governor.guard.policy import GuardPolicy, load_policy
 from governor.guard.session import GuardSession
 from governor.guard.store import MemoryStore, SessionStore
@@ -72,7 +72,7 @@ class Guard:
                     f"{loaded.source}: upstream: expected base_url and model (or a backend"
                     f" passed in), found base_url={config.base_url!r}, model={config.model!r}"
                 )
-            backend = OpenAIToolsBackend(config)
+            backend = backend_from_config(config)
         return cls(loaded, backend, store=store)
 
     def session(self, session_id: str) -> GuardSession:

@@ -27,7 +27,14 @@ from typing import Any, TypeVar
 
 from governor.core import CommitFailure, Decision, DecisionKind, Trajectory, Verdict
 from governor.errors import ConfigError
-from governor.guard.messages import ChatMessage, Conversation, Reply, conversation_from, reply_from
+from governor.guard.messages import (
+    Conversation,
+    Message,
+    Reply,
+    conversation_from,
+    reply_from,
+    reply_of,
+)
 from governor.guard.state import SessionState, state_from_json, state_to_json
 from governor.guard.store import SessionStore
 from governor.guard.summary import decision_summary, verdicts_summary
@@ -64,7 +71,7 @@ class CheckResult:
     summary: Mapping[str, Any]
 
 
-def _key(m: ChatMessage) -> tuple[Any, ...]:
+def _key(m: Message) -> tuple[Any, ...]:
     calls = tuple((c.id, c.name, json.dumps(c.args(), sort_keys=True)) for c in m.tool_calls)
     return (m.role, m.content or "", calls, m.tool_call_id)
 
@@ -154,7 +161,7 @@ class GuardSession:
         t = state.t
         for m in given[len(known) :]:
             if m.role == "assistant":
-                traj, t = self._advance(traj, m.reply, "executed by the client"), t + 1
+                traj, t = self._advance(traj, reply_of(m), "executed by the client"), t + 1
             else:
                 traj = replace(traj, observation=traj.observation.then(m))
         return traj, t

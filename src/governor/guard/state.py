@@ -17,7 +17,7 @@ from typing import Any
 from governor.core import CommitFailure, Constraint, Feedback, FeedbackKind
 from governor.errors import ConfigError, GovernorError, expected
 from governor.guard.constraints import ToolLTLConstraint, ToolMonitorState
-from governor.guard.messages import ChatMessage, conversation_from
+from governor.guard.messages import Message, conversation_from
 from governor.ltl.monitor import MonitorSetState
 from governor.ltl.parser import parse
 
@@ -28,7 +28,7 @@ FORMAT = 1
 class SessionState:
     """Where a session stands after its last committed decision."""
 
-    messages: tuple[ChatMessage, ...] = ()
+    messages: tuple[Message, ...] = ()
     memory: Mapping[str, Any] = field(default_factory=dict)
     feedback: Feedback | None = None
     t: int = 0

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from governor.guard.messages import ChatMessage, Reply, ToolCall
+from governor.guard.messages import Message, Reply, ToolCall
 from governor.guard.policy_schema import At, mapping, number, text
 
 MAX_MATCH_CHARS = 4096
@@ -121,7 +121,7 @@ class Vocabulary:
         return Vocabulary(tuple(p for p in self.props if p.name in names))
 
     def labels(
-        self, sums: Mapping[str, float], action: Reply, before: Sequence[ChatMessage]
+        self, sums: Mapping[str, float], action: Reply, before: Sequence[Message]
     ) -> tuple[frozenset[str], dict[str, float]]:
         """The propositions true at the position of ``action`` after the messages ``before``,
         and the running sums after it (``sums`` is left as it was)."""
@@ -150,7 +150,7 @@ class Vocabulary:
         return frozenset(out), new
 
 
-def latest_user_text(messages: Sequence[ChatMessage]) -> str | None:
+def latest_user_text(messages: Sequence[Message]) -> str | None:
     """The latest user message after the last assistant message (None when there is none)."""
     for m in reversed(messages):
         if m.role == "assistant":

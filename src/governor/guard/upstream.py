@@ -4,26 +4,26 @@ The request is the policy's system prompt (if any), the conversation, and, when 
 something to say, its feedback as a final system note. One request asks for ``n`` completions and
 counts as one LLM call (the backend records it).
 
-A backend with a ``chat_tools`` method (:class:`ToolChatBackend`, e.g.
-:class:`~governor.guard.openai_tools.OpenAIToolsBackend`) receives the OpenAI messages and the
-``tools`` as they are and answers with assistant messages. Any other backend is asked in text:
-the tools are listed in a system note, earlier tool calls are shown as
-``{"tool_calls": [...]}``, tool results as user messages, and a completion that is such a JSON
-object is read back as tool calls. A reply that is empty, or tool calls that are not well formed,
-become invalid candidates, which the observer never executes. Imports the core types, the
-backend interface and the guard's messages.
+A backend that ``supports_tools`` (e.g. :class:`~governor.backends.openai.OpenAIBackend`) receives
+the conversation's messages (tool calls and tool results included) and the ``tools`` as they are,
+and answers with completions that carry text, tool calls or both. Any other backend is asked in
+text: the tools are listed in a system note, earlier tool calls are shown as
+``{"tool_calls": [...]}``, tool results as user messages. On either path, a completion whose text
+is such a JSON object is read back as tool calls (a model may write its calls as text). A reply
+that is empty, or tool calls that are not well formed, become invalid candidates, which the
+observer never executes. Imports the core types, the backend interface and the guard's messages.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Sequence
+from typing import Any
 
-from governor.backends.base import Backend, Message
+from governor.backends.base import Backend, Completion, Message
 from governor.core import Candidate, Feedback, FeedbackKind, Policy, Trajectory
 from governor.errors import ConfigError
-from governor.guard.messages import ChatMessage, Conversation, Reply, reply_from
+from governor.guard.messages import Conversation, Reply, reply_from
 
 NOTE = {
     FeedbackKind.IMPLICIT: "Note from your supervisor about your last reply: {text}",
@@ -33,21 +33,6 @@ TOOLS_NOTE = (
     "You may call these tools. To call tools, reply with only a JSON object"
     ' {{"tool_calls": [{{"name": ..., "arguments": {{...}}}}]}}. Tools: {tools}'
 )
-
-
-@runtime_checkable
-class ToolChatBackend(Protocol):
-    """A backend that takes OpenAI messages and tools and answers with assistant messages."""
-
-    def chat_tools(
-        self,
-        messages: list[dict[str, Any]],
-        *,
-        tools: Sequence[Any],
-        n: int,
-        temperature: float,
-        max_tokens: int,
-    ) -> list[Mapping[str, Any]]: ...
 
 
 class UpstreamPolicy(Policy):
@@ -74,61 +59,45 @@ class UpstreamPolicy(Policy):
         conv = traj.observation
         if not isinstance(conv, Conversation):
             raise ConfigError(f"upstream: expected a Conversation, found {type(conv).__name__}")
-        if isinstance(self.backend, ToolChatBackend):
-            answers = self.backend.chat_tools(
-                self.native_messages(conv, feedback),
-                tools=list(conv.tools),
-                n=n,
-                temperature=self.temperature,
-                max_tokens=self.max_tokens,
-            )
-            return [message_candidate(a) for a in answers]
+        native = self.backend.supports_tools
         result = self.backend.chat(
-            self.text_messages(conv, feedback),
+            self.messages(conv, feedback, native=native),
             n=n,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
+            tools=conv.tools if native else None,
         )
-        return [text_candidate(c.text) for c in result.completions]
+        return [completion_candidate(c) for c in result.completions]
 
-    def native_messages(
-        self, conv: Conversation, feedback: Feedback | None
-    ) -> list[dict[str, Any]]:
-        out = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
-        out += [m.to_dict() for m in conv.messages]
-        if feedback is not None:
-            out.append(
-                {"role": "system", "content": NOTE[feedback.kind].format(text=feedback.text)}
-            )
-        return out
-
-    def text_messages(self, conv: Conversation, feedback: Feedback | None) -> list[Message]:
+    def messages(
+        self, conv: Conversation, feedback: Feedback | None, *, native: bool
+    ) -> list[Message]:
+        """The request: natively with tool calls, or with the tools and calls written as text."""
         out = [Message("system", self.system_prompt)] if self.system_prompt else []
-        if conv.tools:
+        if conv.tools and not native:
             listed = json.dumps(list(conv.tools), sort_keys=True)
             out.append(Message("system", TOOLS_NOTE.format(tools=listed)))
-        out += [_as_text(m) for m in conv.messages]
+        out += conv.messages if native else [_as_text(m) for m in conv.messages]
         if feedback is not None:
             out.append(Message("system", NOTE[feedback.kind].format(text=feedback.text)))
         return out
 
 
-def _as_text(m: ChatMessage) -> Message:
+def _as_text(m: Message) -> Message:
     if m.role == "tool":
-        return Message("user", f"Result of tool call {m.tool_call_id}: {m.content or ''}")
+        return Message("user", f"Result of tool call {m.tool_call_id}: {m.content}")
     if m.role == "assistant" and m.tool_calls:
-        calls = [{"name": c.name, "arguments": json.loads(c.arguments)} for c in m.tool_calls]
-        return Message("assistant", json.dumps({"content": m.content, "tool_calls": calls}))
-    return Message(m.role, m.content or "")  # type: ignore[arg-type]
+        calls = [{"name": c.name, "arguments": c.args()} for c in m.tool_calls]
+        return Message("assistant", json.dumps({"content": m.content or None, "tool_calls": calls}))
+    return m
 
 
-def message_candidate(raw: Any) -> Candidate[Any]:
-    """A candidate from an assistant message mapping; invalid when it is not well formed."""
-    try:
-        reply = reply_from(raw, "upstream reply")
-    except ConfigError as exc:
-        return Candidate.invalid(json.dumps(raw, default=str)[:2000], str(exc))
-    return _checked(reply, json.dumps(reply.to_dict()))
+def completion_candidate(completion: Completion) -> Candidate[Any]:
+    """A candidate from a completion: its tool calls, or its text (see :func:`text_candidate`)."""
+    if completion.tool_calls:
+        reply = Reply(completion.text or None, completion.tool_calls)
+        return _checked(reply, json.dumps(reply.to_dict()))
+    return text_candidate(completion.text)
 
 
 def text_candidate(text: Any) -> Candidate[Any]:
