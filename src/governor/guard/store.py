@@ -57,6 +57,16 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, allow_nan=False)
 
 
+def _encoded(
+    session_id: str, state: Mapping[str, Any], record: Mapping[str, Any] | None
+) -> tuple[str, str | None]:
+    """The JSON texts of a state and its decision record; a StoreError when not JSON-safe."""
+    try:
+        return _dumps(state), None if record is None else _dumps(record)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"session {session_id}: expected JSON-safe state, found {exc}") from exc
+
+
 class MemoryStore:
     """Sessions in this process (copied through JSON, so what is saved is what a file holds)."""
 
@@ -73,13 +83,7 @@ class MemoryStore:
     def save(
         self, session_id: str, state: Mapping[str, Any], record: Mapping[str, Any] | None
     ) -> None:
-        try:
-            text = _dumps(state)
-            rec = None if record is None else _dumps(record)
-        except (TypeError, ValueError) as exc:
-            raise StoreError(
-                f"session {session_id}: expected JSON-safe state, found {exc}"
-            ) from exc
+        text, rec = _encoded(session_id, state, record)
         with self._lock:
             self._states[session_id] = text
             if rec is not None:
@@ -126,13 +130,7 @@ class SqliteStore:
     def save(
         self, session_id: str, state: Mapping[str, Any], record: Mapping[str, Any] | None
     ) -> None:
-        try:
-            text = _dumps(state)
-            rec = None if record is None else _dumps(record)
-        except (TypeError, ValueError) as exc:
-            raise StoreError(
-                f"session {session_id}: expected JSON-safe state, found {exc}"
-            ) from exc
+        text, rec = _encoded(session_id, state, record)
         now = time.time()
         db = self._connect()
         try:
