@@ -69,6 +69,7 @@ def build_parser() -> Parser:
     from governor.cli.ltl import add_ltl_parser
     from governor.cli.policy import add_policy_parser
     from governor.cli.safety_value import add_eval_parser, add_train_parser
+    from governor.cli.serve import add_serve_parser
     from governor.worlds.driving import bench as driving
     from governor.worlds.household import bench as safety_chip
     from governor.worlds.smalltalk import bench as smalltalk
@@ -114,6 +115,7 @@ def build_parser() -> Parser:
     add_calibrate_parser(sub)
     add_train_parser(sub)
     add_eval_parser(sub)
+    add_serve_parser(sub)
     return parser
 
 

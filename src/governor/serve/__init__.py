@@ -1,0 +1,28 @@
+"""The guard service: an OpenAI-compatible HTTP front (``governor serve``) for any upstream model.
+
+:func:`create_app` (:mod:`.app`) builds a Starlette app around one :class:`~governor.guard.Guard`:
+``POST /v1/chat/completions`` (a guarded reply with a ``governor`` field; streamed only after
+every check passed, :mod:`.stream`), ``POST /v1/checks`` (check-only, no LLM call), ``/healthz``,
+``/readyz`` and ``/metrics`` (Prometheus text, :mod:`.metrics`). Requests are read with a size
+limit and checked field by field (:mod:`.schema`); every error is the OpenAI error object
+(:mod:`.errors`); client API keys are checked against sha256 digests (:mod:`.auth`); the policy
+served when none is given is the shipped small-talk overlays policy (:mod:`.defaults`).
+
+Part of the runtime library, with the optional ``[serve]`` extra (starlette; uvicorn for the
+command): imports the guard's public facade, the backends' message types and the error tree;
+never ``governor.worlds``, ``governor.cli`` or ``governor.bench``.
+"""
+
+from governor.serve.app import create_app
+from governor.serve.auth import KeyChecker, load_key_hashes
+from governor.serve.defaults import default_policy, with_upstream
+from governor.serve.metrics import Metrics
+
+__all__ = [
+    "KeyChecker",
+    "Metrics",
+    "create_app",
+    "default_policy",
+    "load_key_hashes",
+    "with_upstream",
+]

@@ -1,0 +1,181 @@
+"""The Starlette app of the guard service: one :class:`~governor.guard.Guard`, its endpoints.
+
+``POST /v1/chat/completions`` answers with the guarded reply (JSON, or Server-Sent Events that
+release only checked text); ``POST /v1/checks`` judges a candidate (and commits it when asked)
+without an LLM call; ``GET /healthz`` says the process is alive; ``GET /readyz`` says whether the
+store is writable and the upstream reachable; ``GET /metrics`` is Prometheus text. The ``/v1``
+routes ask for a client key when keys are configured. Every error is the OpenAI error object:
+a client's mistake a 4xx naming what was expected, an unavailable store or upstream a 503, any
+other exception a 500 without a traceback (logged). The blocking work runs in worker threads
+(the facade's async methods, ``asyncio.to_thread``), never on the event loop. Imports the guard's
+public facade, the error tree and the service's modules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from governor.errors import BackendError, ConfigError
+from governor.guard import Guard, GuardReply, StoreError
+from governor.serve.auth import KeyChecker
+from governor.serve.errors import ApiError, bad_request, error_response
+from governor.serve.metrics import Metrics
+from governor.serve.replies import completion, governor_headers
+from governor.serve.schema import MAX_BODY_BYTES, SESSION_HEADER, chat_body, check_body, read_json
+from governor.serve.stream import sse_events
+
+log = logging.getLogger(__name__)
+Handler = Callable[[Request], Awaitable[Response]]
+PROBE_SESSION = "governor-readyz-probe:" + "-" * 200
+"""The session id /readyz writes to: longer than any session id the guard accepts."""
+
+
+def _safe(handler: Handler) -> Handler:
+    """``handler`` with every exception turned into an OpenAI error answer."""
+
+    async def run(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except ApiError as exc:
+            return error_response(exc)
+        except ConfigError as exc:  # what the client sent (messages, history, session id)
+            return error_response(bad_request(str(exc)))
+        except (StoreError, BackendError) as exc:
+            log.warning("%s %s: unavailable: %s", request.method, request.url.path, exc)
+            what = "the session store" if isinstance(exc, StoreError) else "the upstream model"
+            return error_response(ApiError(503, f"{what} is unavailable", code="unavailable"))
+        except Exception:
+            log.exception("%s %s failed", request.method, request.url.path)
+            return error_response(
+                ApiError(500, "internal error (logged on the server)", code="internal_error")
+            )
+
+    return run
+
+
+def _nothing_safe_to_say(guarded: GuardReply) -> bool:
+    """A defer or abort that left no reply at all (the policy's default text is a reply)."""
+    reply = guarded.reply
+    deferred = guarded.summary.get("kind") in ("defer", "abort")
+    return deferred and not reply.tool_calls and not (reply.content or "").strip()
+
+
+class Service:
+    """The endpoints over one guard (see the module doc)."""
+
+    def __init__(
+        self,
+        guard: Guard,
+        *,
+        keys: KeyChecker | None = None,
+        metrics: Metrics | None = None,
+        max_body_bytes: int = MAX_BODY_BYTES,
+    ) -> None:
+        self.guard = guard
+        self.keys = keys or KeyChecker()
+        self.metrics = metrics or Metrics()
+        self.max_body_bytes = max_body_bytes
+
+    async def chat_completions(self, request: Request) -> Response:
+        self.keys.check(request.headers.get("authorization"))
+        body = chat_body(await read_json(request, self.max_body_bytes), _session_header(request))
+        session = self.guard.session(body.session)
+        start = time.perf_counter()
+        guarded = await session.respond(body.messages, tools=body.tools)
+        self.metrics.observe(guarded.summary, time.perf_counter() - start)
+        headers = governor_headers(guarded.summary)
+        if _nothing_safe_to_say(guarded):
+            raise ApiError(
+                503,
+                f"the guard deferred and has nothing safe to say: {guarded.summary.get('reason')}",
+                code="guard_deferred",
+                extra={"governor": dict(guarded.summary)},
+            )
+        if body.stream:
+            events = sse_events(guarded, body.model)
+            return StreamingResponse(events, media_type="text/event-stream", headers=headers)
+        return JSONResponse(completion(guarded, body.model), headers=headers)
+
+    async def checks(self, request: Request) -> Response:
+        self.keys.check(request.headers.get("authorization"))
+        body = check_body(await read_json(request, self.max_body_bytes), _session_header(request))
+        session = self.guard.session(body.session)
+        judge = session.commit if body.commit else session.check
+        result = await judge(body.candidate, messages=body.messages)
+        return JSONResponse(
+            {"object": "governor.check", "committed": body.commit, **result.summary}
+        )
+
+    async def healthz(self, request: Request) -> Response:
+        return JSONResponse({"status": "alive"})
+
+    async def readyz(self, request: Request) -> Response:
+        store, upstream = await asyncio.gather(
+            asyncio.to_thread(_probe, lambda: self.guard.store.save(PROBE_SESSION, {}, None)),
+            asyncio.to_thread(_probe, self.guard.backend.check),
+        )
+        ready = store["ok"] and upstream["ok"]
+        body = {"ready": ready, "store": store, "upstream": upstream}
+        return JSONResponse(body, status_code=200 if ready else 503)
+
+    async def metrics_text(self, request: Request) -> Response:
+        return PlainTextResponse(self.metrics.render(), media_type="text/plain; version=0.0.4")
+
+
+def _session_header(request: Request) -> str | None:
+    return request.headers.get(SESSION_HEADER) or None
+
+
+def _probe(check: Callable[[], Any]) -> dict[str, Any]:
+    try:
+        check()
+    except Exception as exc:
+        log.warning("readiness probe failed: %s: %s", type(exc).__name__, exc)
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+    return {"ok": True, "error": None}
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's routing errors (unknown route 404, wrong method 405) in the OpenAI shape."""
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    headers = getattr(exc, "headers", None)
+    if status == 404:
+        message = f"expected a known route, found {request.method} {request.url.path}"
+    elif status == 405:
+        allowed = (headers or {}).get("Allow", "")
+        message = f"{request.url.path}: expected method {allowed}, found {request.method}"
+    else:
+        message = str(getattr(exc, "detail", "error"))
+    code = {404: "unknown_route", 405: "method_not_allowed"}.get(status)
+    return error_response(ApiError(status, message, code=code), headers=headers)
+
+
+def create_app(
+    guard: Guard,
+    *,
+    keys: KeyChecker | None = None,
+    metrics: Metrics | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
+) -> Starlette:
+    """The guard service's app over ``guard`` (see the module doc)."""
+    service = Service(guard, keys=keys, metrics=metrics, max_body_bytes=max_body_bytes)
+    routes = [
+        Route("/v1/chat/completions", _safe(service.chat_completions), methods=["POST"]),
+        Route("/v1/checks", _safe(service.checks), methods=["POST"]),
+        Route("/healthz", _safe(service.healthz), methods=["GET"]),
+        Route("/readyz", _safe(service.readyz), methods=["GET"]),
+        Route("/metrics", _safe(service.metrics_text), methods=["GET"]),
+    ]
+    app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error})
+    app.state.service = service
+    return app

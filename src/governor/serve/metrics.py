@@ -1,0 +1,80 @@
+"""The service's counters and latency histogram, written in the Prometheus text format by hand.
+
+``governor_decisions_total{kind}``, ``governor_interventions_total`` (a decision that was not a
+plain execute: feedback, a regeneration or a fallback), ``governor_llm_calls_total``,
+``governor_llm_failed_total`` and the histogram ``governor_step_seconds`` (fixed buckets) are
+fed from each reply's summary. Imports nothing from governor.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+"""Upper bounds (seconds) of the step latency histogram; +Inf is implied."""
+
+
+def _number(value: float) -> str:
+    return repr(float(value)) if value != int(value) else str(int(value))
+
+
+class Metrics:
+    """Thread-safe counters; :meth:`observe` takes one decision summary."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.decisions: dict[str, int] = {}
+        self.interventions = 0
+        self.llm_calls = 0
+        self.llm_failed = 0
+        self.bucket_counts = [0] * len(BUCKETS)
+        self.seconds_sum = 0.0
+        self.seconds_count = 0
+
+    def observe(self, summary: Mapping[str, Any], seconds: float) -> None:
+        kind = str(summary.get("kind", "unknown"))
+        llm = summary.get("llm") or {}
+        intervened = kind != "execute" or bool(summary.get("regenerations"))
+        with self._lock:
+            self.decisions[kind] = self.decisions.get(kind, 0) + 1
+            self.interventions += int(intervened)
+            self.llm_calls += int(llm.get("calls", 0))
+            self.llm_failed += int(llm.get("failed", 0))
+            for i, bound in enumerate(BUCKETS):
+                if seconds <= bound:
+                    self.bucket_counts[i] += 1
+            self.seconds_sum += seconds
+            self.seconds_count += 1
+
+    def render(self) -> str:
+        """The Prometheus text exposition (version 0.0.4)."""
+        with self._lock:
+            lines = [
+                "# HELP governor_decisions_total Guarded replies, by the decision's kind.",
+                "# TYPE governor_decisions_total counter",
+                *(
+                    f'governor_decisions_total{{kind="{k}"}} {n}'
+                    for k, n in sorted(self.decisions.items())
+                ),
+                "# HELP governor_interventions_total Replies the guard changed or gave feedback on.",
+                "# TYPE governor_interventions_total counter",
+                f"governor_interventions_total {self.interventions}",
+                "# HELP governor_llm_calls_total Upstream LLM calls made.",
+                "# TYPE governor_llm_calls_total counter",
+                f"governor_llm_calls_total {self.llm_calls}",
+                "# HELP governor_llm_failed_total Upstream LLM calls that failed.",
+                "# TYPE governor_llm_failed_total counter",
+                f"governor_llm_failed_total {self.llm_failed}",
+                "# HELP governor_step_seconds Seconds per guarded reply.",
+                "# TYPE governor_step_seconds histogram",
+                *(
+                    f'governor_step_seconds_bucket{{le="{_number(b)}"}} {n}'
+                    for b, n in zip(BUCKETS, self.bucket_counts, strict=True)
+                ),
+                f'governor_step_seconds_bucket{{le="+Inf"}} {self.seconds_count}',
+                f"governor_step_seconds_sum {self.seconds_sum!r}",
+                f"governor_step_seconds_count {self.seconds_count}",
+            ]
+        return "\n".join(lines) + "\n"

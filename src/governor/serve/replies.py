@@ -1,0 +1,69 @@
+"""A guarded reply in the OpenAI chat completion shape, with the guard's summary beside it.
+
+:func:`completion` writes a ``chat.completion`` object (one choice: the admitted text and/or tool
+calls, ``finish_reason`` ``stop`` or ``tool_calls``, the usage summed over the guard's stages)
+with a top-level ``governor`` field, the reply's summary; :func:`governor_headers` gives the
+decision's kind and regenerations as headers. Imports the guard's public facade.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from governor.guard import GuardReply, Reply
+
+
+def completion_id() -> str:
+    return f"chatcmpl-{uuid.uuid4().hex}"
+
+
+def assistant_message(reply: Reply) -> dict[str, Any]:
+    """The OpenAI assistant message of ``reply`` (content null when it only calls tools)."""
+    out: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.tool_calls:
+        out["tool_calls"] = [c.to_dict() for c in reply.tool_calls]
+    elif reply.content is None:
+        out["content"] = ""
+    return out
+
+
+def finish_reason(reply: Reply) -> str:
+    return "tool_calls" if reply.tool_calls else "stop"
+
+
+def usage(summary: Mapping[str, Any]) -> dict[str, int]:
+    """Tokens over every stage of the step (proposals, regenerations, feedback)."""
+    stages = (summary.get("llm") or {}).get("stages") or {}
+    prompt = sum(int(s.get("prompt_tokens") or 0) for s in stages.values())
+    done = sum(int(s.get("completion_tokens") or 0) for s in stages.values())
+    return {"prompt_tokens": prompt, "completion_tokens": done, "total_tokens": prompt + done}
+
+
+def completion(guarded: GuardReply, model: str) -> dict[str, Any]:
+    """The ``chat.completion`` object of ``guarded``, with its ``governor`` summary."""
+    return {
+        "id": completion_id(),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": assistant_message(guarded.reply),
+                "logprobs": None,
+                "finish_reason": finish_reason(guarded.reply),
+            }
+        ],
+        "usage": usage(guarded.summary),
+        "governor": dict(guarded.summary),
+    }
+
+
+def governor_headers(summary: Mapping[str, Any]) -> dict[str, str]:
+    return {
+        "X-Governor-Decision": str(summary.get("kind", "")),
+        "X-Governor-Regenerations": str(summary.get("regenerations", 0)),
+    }

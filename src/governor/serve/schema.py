@@ -1,0 +1,134 @@
+"""Reading requests: the body under a size limit, JSON, and the fields of each endpoint.
+
+The size limit is checked before parsing (the declared ``Content-Length`` first, then the bytes
+as they arrive). Each field is checked for its type; an error names the field, what was expected
+and what was found. Messages themselves are read by the guard (its errors name the index).
+Imports starlette's request type, the error tree and the service's errors.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+
+from governor.errors import expected
+from governor.serve.errors import ApiError, bad_request
+
+MAX_BODY_BYTES = 1_000_000
+"""The largest request body read (bytes); a larger one is a 413."""
+SESSION_HEADER = "X-Governor-Session"
+
+
+async def read_json(request: Request, limit: int = MAX_BODY_BYTES) -> dict[str, Any]:
+    """The body as a JSON object; 413 when over ``limit`` bytes, 400 when not a JSON object."""
+    too_big = ApiError(
+        413, f"expected a request body of at most {limit} bytes, found more", code="body_too_large"
+    )
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+        raise too_big
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise too_big
+        chunks.append(chunk)
+    raw = b"".join(chunks)
+    try:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise bad_request(
+            f"expected a JSON body, found malformed JSON ({exc})", code="invalid_json"
+        ) from None
+    if not isinstance(data, dict):
+        raise bad_request(f"body: {expected('a JSON object', data)}", code="invalid_json")
+    return data
+
+
+def _type(body: dict[str, Any], key: str, kinds: tuple[type, ...], what: str) -> Any:
+    value = body.get(key)
+    if value is None:
+        return None
+    if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
+        raise bad_request(f"{key}: {expected(what, value)}", key, "invalid_type")
+    return value
+
+
+@dataclass(frozen=True)
+class ChatBody:
+    """A chat completions request as served (``temperature`` and ``max_tokens`` are checked but
+    the policy's upstream settings are the ones used)."""
+
+    model: str
+    messages: list[Any]
+    tools: list[Any] | None
+    stream: bool
+    session: str
+
+
+def chat_body(body: dict[str, Any], session_header: str | None) -> ChatBody:
+    """The checked fields of a ``/v1/chat/completions`` body."""
+    model = _type(body, "model", (str,), "a model name")
+    messages = _type(body, "messages", (list,), "a list of messages")
+    if not messages:
+        raise bad_request(
+            f"messages: {expected('a non-empty list of messages', messages)}", "messages"
+        )
+    tools = _type(body, "tools", (list,), "a list of tool schemas")
+    temperature = _type(body, "temperature", (int, float), "a number in [0, 2]")
+    if temperature is not None and not (math.isfinite(temperature) and 0 <= temperature <= 2):
+        raise bad_request(
+            f"temperature: {expected('a number in [0, 2]', temperature)}", "temperature"
+        )
+    max_tokens = _type(body, "max_tokens", (int,), "an integer >= 1")
+    if max_tokens is not None and max_tokens < 1:
+        raise bad_request(f"max_tokens: {expected('an integer >= 1', max_tokens)}", "max_tokens")
+    n = _type(body, "n", (int,), "1")
+    if n not in (None, 1):
+        raise bad_request(f"n: {expected('1 (one choice is served)', n)}", "n", "unsupported_value")
+    stream = _type(body, "stream", (bool,), "true or false")
+    user = _type(body, "user", (str,), "a session id")
+    session = session_header or user
+    if not session:
+        raise bad_request(
+            f"expected a session id in the {SESSION_HEADER} header or the user field, found neither",
+            "user",
+            "missing_session",
+        )
+    return ChatBody(model or "governor", messages, tools, bool(stream), session)
+
+
+@dataclass(frozen=True)
+class CheckBody:
+    """A ``/v1/checks`` request: the candidate, the session, its messages, whether to commit."""
+
+    session: str
+    candidate: Any
+    messages: list[Any] | None
+    commit: bool
+
+
+def check_body(body: dict[str, Any], session_header: str | None) -> CheckBody:
+    """The checked fields of a ``/v1/checks`` body."""
+    session = _type(body, "session", (str,), "a session id") or session_header
+    if not session:
+        raise bad_request(
+            f"expected a session id in the session field or the {SESSION_HEADER} header,"
+            " found neither",
+            "session",
+            "missing_session",
+        )
+    candidate = body.get("candidate")
+    if not isinstance(candidate, (str, dict)):
+        raise bad_request(
+            f"candidate: {expected('text or an assistant message object', candidate)}",
+            "candidate",
+            "invalid_type",
+        )
+    messages = _type(body, "messages", (list,), "a list of messages")
+    commit = _type(body, "commit", (bool,), "true or false")
+    return CheckBody(session, candidate, messages, bool(commit))

@@ -1,0 +1,170 @@
+"""Bad input, keys and failures: a 4xx/5xx in the OpenAI error format, never a traceback."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack
+from typing import Any
+
+import httpx
+import pytest
+from guard_helpers import TOOLS_POLICY
+from serve_helpers import serving
+
+from governor.backends.scripted import ScriptedBackend
+from governor.guard import Guard, MemoryStore, StoreError, load_policy
+from governor.serve import KeyChecker, create_app, load_key_hashes
+
+HI = [{"role": "user", "content": "hi"}]
+KEY = "gk-client-key-1"
+
+
+Maker = Callable[..., tuple[httpx.Client, Guard]]
+
+
+@pytest.fixture
+def make_client() -> Iterator[Maker]:
+    """Serve a guard of the tool policy over a scripted upstream; a client for it."""
+    with ExitStack() as stack:
+
+        def make(keys: KeyChecker | None = None, **kwargs: Any) -> tuple[httpx.Client, Guard]:
+            backend = ScriptedBackend(["Hello."] * 20)
+            guard = Guard.from_policy(load_policy(TOOLS_POLICY), backend=backend, **kwargs)
+            app = create_app(guard, keys=keys, max_body_bytes=10_000)
+            base = stack.enter_context(serving(app))
+            return stack.enter_context(httpx.Client(base_url=base)), guard
+
+        yield make
+
+
+def assert_error(response: Any, status: int, code: str | None = None, says: str = "") -> None:
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    assert set(error) == {"message", "type", "param", "code"}
+    assert code is None or error["code"] == code
+    assert says in error["message"] and "Traceback" not in response.text
+
+
+def test_malformed_json_and_a_body_that_is_not_an_object(make_client: Maker) -> None:
+    c, _ = make_client()
+    bad = c.post("/v1/chat/completions", content=b"{not json", headers={"X-Governor-Session": "s"})
+    assert_error(bad, 400, "invalid_json", "malformed JSON")
+    assert_error(c.post("/v1/chat/completions", json=[1, 2]), 400, "invalid_json", "JSON object")
+
+
+@pytest.mark.parametrize(
+    ("body", "param", "says"),
+    [
+        ({"messages": "hi"}, "messages", "expected a list of messages, found 'hi'"),
+        ({"messages": []}, "messages", "non-empty"),
+        ({"messages": HI, "n": 2}, "n", "one choice is served"),
+        ({"messages": HI, "temperature": "hot"}, "temperature", "found 'hot'"),
+        ({"messages": HI, "max_tokens": 0}, "max_tokens", "integer >= 1"),
+        ({"messages": HI, "stream": "yes"}, "stream", "true or false"),
+        ({"messages": HI, "tools": {}}, "tools", "list of tool schemas"),
+        ({"messages": HI, "model": 3}, "model", "a model name"),
+    ],
+)
+def test_wrong_types_name_the_field(
+    make_client: Maker, body: dict[str, Any], param: str, says: str
+) -> None:
+    c, _ = make_client()
+    r = c.post("/v1/chat/completions", json={"user": "s", **body})
+    assert_error(r, 400, None, says)
+    assert r.json()["error"]["param"] == param
+
+
+def test_a_bad_message_and_a_changed_history_are_400s(make_client: Maker) -> None:
+    c, _ = make_client()
+    r = c.post("/v1/chat/completions", json={"user": "s", "messages": [{"role": "robot"}]})
+    assert_error(r, 400, None, "messages[0].role")
+    assert c.post("/v1/chat/completions", json={"user": "s", "messages": HI}).status_code == 200
+    changed = [{"role": "user", "content": "something else"}]
+    r = c.post("/v1/chat/completions", json={"user": "s", "messages": changed})
+    assert_error(r, 400, None, "cannot change")
+
+
+def test_a_missing_session_names_both_places(make_client: Maker) -> None:
+    c, _ = make_client()
+    r = c.post("/v1/chat/completions", json={"messages": HI})
+    assert_error(r, 400, "missing_session", "X-Governor-Session header or the user field")
+    assert_error(c.post("/v1/checks", json={"candidate": "x"}), 400, "missing_session")
+    assert_error(c.post("/v1/checks", json={"session": "s", "candidate": 3}), 400, "invalid_type")
+    too_long = c.post("/v1/chat/completions", json={"messages": HI, "user": "u" * 500})
+    assert_error(too_long, 400, None, "session id")
+
+
+def test_a_huge_body_is_refused_before_it_is_parsed(make_client: Maker) -> None:
+    c, _ = make_client()
+    huge = b'{"messages": "' + b"x" * 20_000 + b'"}'
+    r = c.post("/v1/chat/completions", content=huge, headers={"X-Governor-Session": "s"})
+    assert_error(r, 413, "body_too_large", "at most 10000 bytes")
+
+    def chunks() -> Any:  # no Content-Length: counted as it arrives
+        for _ in range(30):
+            yield b" " * 1000
+
+    r = c.post("/v1/chat/completions", content=chunks(), headers={"X-Governor-Session": "s"})
+    assert_error(r, 413, "body_too_large")
+
+
+def test_unknown_routes_and_methods(make_client: Maker) -> None:
+    c, _ = make_client()
+    assert_error(c.get("/v1/nothing"), 404, "unknown_route", "GET /v1/nothing")
+    r = c.get("/v1/chat/completions")
+    assert_error(r, 405, "method_not_allowed", "expected method POST")
+
+
+def test_client_keys_are_checked_against_their_digests(make_client: Maker, tmp_path: Any) -> None:
+    keys_file = tmp_path / "keys.txt"
+    keys_file.write_text(f"# clients\n{hashlib.sha256(KEY.encode()).hexdigest()}\n\n")
+    c, _ = make_client(KeyChecker(load_key_hashes(keys_file)))
+    body = {"user": "s", "messages": HI}
+    assert_error(c.post("/v1/chat/completions", json=body), 401, "invalid_api_key", "Bearer")
+    wrong = c.post("/v1/chat/completions", json=body, headers={"Authorization": "Bearer nope"})
+    assert_error(wrong, 401, "invalid_api_key", "not accepted")
+    assert "nope" not in wrong.text
+    right = c.post("/v1/chat/completions", json=body, headers={"Authorization": f"Bearer {KEY}"})
+    assert right.status_code == 200
+    assert c.get("/healthz").status_code == 200  # the probes ask for no key
+
+
+def test_a_bad_digest_file_names_the_line(tmp_path: Any) -> None:
+    from governor.errors import ConfigError
+
+    bad = tmp_path / "keys.txt"
+    bad.write_text("abc\n")
+    with pytest.raises(ConfigError, match=r"keys.txt:1: expected a sha256 hex digest"):
+        load_key_hashes(bad)
+
+
+def test_an_unexpected_exception_is_a_500_without_details(
+    make_client: Maker, monkeypatch: Any
+) -> None:
+    c, guard = make_client()
+
+    def boom(session_id: str) -> Any:
+        raise RuntimeError("boom: internal detail")
+
+    monkeypatch.setattr(guard, "session", boom)
+    r = c.post("/v1/chat/completions", json={"user": "s", "messages": HI})
+    assert_error(r, 500, "internal_error")
+    assert "boom" not in r.text
+
+
+class BrokenStore(MemoryStore):
+    def load(self, session_id: str) -> Mapping[str, Any] | None:
+        raise StoreError("disk gone")
+
+    def save(self, session_id: str, state: Mapping[str, Any], record: Any) -> None:
+        raise StoreError("disk gone")
+
+
+def test_a_store_that_cannot_be_read_is_a_503_and_not_ready(make_client: Maker) -> None:
+    c, _ = make_client(store=BrokenStore())
+    r = c.post("/v1/chat/completions", json={"user": "s", "messages": HI})
+    assert_error(r, 503, "unavailable", "session store")
+    ready = c.get("/readyz")
+    assert ready.status_code == 503 and ready.json()["store"]["ok"] is False
+    assert ready.json()["upstream"]["ok"] is True
