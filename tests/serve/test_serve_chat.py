@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import openai
-import pytest
 from fake_openai_server import API_KEY, FakeOpenAIServer, Reply
 from serve_helpers import TOOLS, serving, text, tool_call, tools_guard
 
@@ -19,20 +17,6 @@ REFUSAL = (
     'I did not run that action: it would break the rule "never call send_email after'
     ' read_secret was called".'
 )
-
-
-@pytest.fixture
-def guard(server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[Guard]:
-    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)  # the upstream's key: must never be echoed
-    made = tools_guard(server.url)
-    yield made
-    made.backend.close()  # type: ignore[attr-defined]
-
-
-@pytest.fixture
-def base(guard: Guard) -> Iterator[str]:
-    with serving(create_app(guard)) as url:
-        yield url
 
 
 def client(base: str, session: str | None = None) -> openai.OpenAI:

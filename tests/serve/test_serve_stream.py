@@ -3,30 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import openai
-import pytest
 from fake_openai_server import FakeOpenAIServer
-from serve_helpers import TOOLS, serving, text, tool_call, tools_guard
+from serve_helpers import TOOLS, text, tool_call
 
-from governor.guard import Guard
-from governor.serve import create_app
 from governor.serve.stream import sentences
-
-
-@pytest.fixture
-def guard(server: FakeOpenAIServer) -> Iterator[Guard]:
-    made = tools_guard(server.url)
-    yield made
-    made.backend.close()  # type: ignore[attr-defined]
-
-
-@pytest.fixture
-def base(guard: Guard) -> Iterator[str]:
-    with serving(create_app(guard)) as url:
-        yield url
 
 
 def collect(chunks: Any) -> tuple[list[str], list[Any], list[Any]]:
