@@ -28,6 +28,8 @@ from governor.worlds.commerce import task as commerce_task  # noqa: F401  # regi
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+pytest_plugins = ["postgres_server"]  # the postgres_server and postgres_dsn fixtures
+
 CONVERSATIONS = Path(os.environ.get("GOVERNOR_CONVERSATIONS", shared_data_dir() / "conversations"))
 
 

@@ -59,6 +59,7 @@ def test_serve_reads_a_policy_and_client_key_digests(
         (["serve", "--store", "redis:x"], "--store: expected sqlite:PATH or memory"),
         (["serve", "--store", "memory", "--port", "70000"], "--port: expected a port"),
         (["serve", "--store", "memory", "--api-key-hash", "xyz"], "expected a sha256 hex digest"),
+        (["serve", "--store", "memory", "--admin-key-hash", "xyz"], "--admin-key-hash: expected"),
     ],
 )
 def test_bad_flags_end_in_one_line(

@@ -61,6 +61,7 @@ def _trace_show(args: argparse.Namespace, console: Console) -> int:
 
 def build_parser() -> Parser:
     from governor.bench import ltl_speed, reguard_report
+    from governor.bench import serve as serve_bench
     from governor.cli.conversation import (
         add_audit_parser,
         add_calibrate_parser,
@@ -99,6 +100,7 @@ def build_parser() -> Parser:
     safety_chip.add_parser(bench)
     ltl_speed.add_parser(bench)
     reguard_report.add_parser(bench)
+    serve_bench.add_parser(bench)
 
     trace = sub.add_parser("trace", help="inspect decision traces").add_subparsers(
         dest="trace", required=True, parser_class=Parser

@@ -2,14 +2,17 @@
 
 ``--policy`` names a policy file (default: the shipped small-talk overlays policy); ``--upstream``
 and ``--model`` replace its upstream's base URL and model; ``--store`` is ``sqlite:PATH`` (the
-default, ``sqlite:governor-sessions.sqlite3``) or ``memory``; client API keys are the sha256
-digests in the file named by ``$GOVERNOR_API_KEY_HASHES_FILE`` and any ``--api-key-hash``.
+default, ``sqlite:governor-sessions.sqlite3``), ``memory`` or ``postgres:DSN`` (a libpq DSN or
+``postgresql://`` URL: several instances may share one database; the ``[postgres]`` extra);
+client API keys are the sha256 digests in the file named by ``$GOVERNOR_API_KEY_HASHES_FILE`` and
+any ``--api-key-hash``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +35,9 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (%(default)s)")
     serve.add_argument("--port", type=int, default=8080, help="port to listen on (%(default)s)")
     serve.add_argument(
-        "--store", default=DEFAULT_STORE, help="sqlite:PATH or memory (default: %(default)s)"
+        "--store",
+        default=DEFAULT_STORE,
+        help="sqlite:PATH, memory or postgres:DSN (default: %(default)s)",
     )
     serve.add_argument(
         "--api-key-hash",
@@ -41,6 +46,13 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="SHA256",
         help="accept the client key with this sha256 hex digest (repeatable; also the file"
         " named by $GOVERNOR_API_KEY_HASHES_FILE)",
+    )
+    serve.add_argument(
+        "--admin-key-hash",
+        metavar="SHA256",
+        default=os.environ.get("GOVERNOR_ADMIN_KEY_HASH"),
+        help="enable the /admin routes for the key with this sha256 hex digest (default:"
+        " $GOVERNOR_ADMIN_KEY_HASH; none: no admin routes)",
     )
     serve.set_defaults(handler=serve_command)
     return serve
@@ -52,7 +64,18 @@ def store_from(spec: str) -> SessionStore:
         return MemoryStore()
     if spec.startswith("sqlite:") and spec[len("sqlite:") :]:
         return SqliteStore(spec[len("sqlite:") :])
-    raise ConfigError(f"--store: {expected('sqlite:PATH or memory', spec)}")
+    if spec.startswith("postgres:") and spec[len("postgres:") :]:
+        from governor.guard.store_postgres import PostgresStore
+
+        return PostgresStore(spec[len("postgres:") :])
+    shown = "postgres:..." if spec.startswith("postgres") else spec  # a DSN may hold a password
+    raise ConfigError(f"--store: {expected('sqlite:PATH or memory or postgres:DSN', shown)}")
+
+
+def store_label(spec: str, store: SessionStore) -> str:
+    """How the startup line names the store (a DSN's password never shown)."""
+    where = getattr(store, "where", None)
+    return where if spec.startswith("postgres:") and isinstance(where, str) else spec
 
 
 def serve_command(args: argparse.Namespace, console: Console) -> int:
@@ -69,7 +92,7 @@ def serve_command(args: argparse.Namespace, console: Console) -> int:
         from governor.serve.auth import KEYS_FILE_ENV
     except ImportError as exc:
         raise ConfigError(
-            f"serve: expected the [serve] extra (pip install 'governor[serve]'), found {exc}"
+            f"serve: expected the [serve] extra (pip install -e '.[serve]' in the governor checkout), found {exc}"
         ) from None
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"--port: {expected('a port in [0, 65535]', args.port)}")
@@ -80,12 +103,16 @@ def serve_command(args: argparse.Namespace, console: Console) -> int:
     if keys_file:
         digests += load_key_hashes(keys_file)
     keys = KeyChecker(digests)
-    guard = Guard.from_policy(policy, store=store_from(args.store))
-    app = create_app(guard, keys=keys)
+    store = store_from(args.store)
+    guard = Guard.from_policy(policy, store=store)
+    admin = args.admin_key_hash
+    if admin is not None and not re.fullmatch(r"[0-9a-f]{64}", admin):
+        raise ConfigError("--admin-key-hash: expected a sha256 hex digest (64 hex digits)")
+    app = create_app(guard, keys=keys, admin_key_hash=admin)
     up = policy.upstream
     console.print(
         f"governor serve: {policy.source} in front of {up.model} at {up.base_url};"
-        f" store {args.store}; client keys {'required' if keys.enabled else 'not required'}",
+        f" store {store_label(args.store, store)}; client keys {'required' if keys.enabled else 'not required'}",
         markup=False,
         soft_wrap=True,
     )

@@ -4,8 +4,9 @@ conversation.
 ``Guard.from_policy(path or GuardPolicy, backend=..., store=...)`` builds the observer once (the
 upstream as base policy, the policy's LTL rules and overlays as constraints, its fallback texts,
 its bounds); ``guard.session(id)`` gives the session of that id (the same object for the same id,
-so its lock is shared). The CLI and the service use this same facade. Imports the backends, the
-observer, and the guard's policy, constraints, fallback, upstream, session and store.
+so its lock is shared); ``await guard.reset(id)`` forgets a session's trajectory (for the
+service's operators). The CLI and the service use this same facade. Imports the backends, the
+observer, and the guard's policy, constraints, fallback, upstream, session, state and store.
 """
 
 from __future__ import annotations
@@ -87,3 +88,7 @@ class Guard:
                 found = GuardSession(session_id, self.observer, self.store, self.policy.fallbacks)
                 self._sessions[session_id] = found
             return found
+
+    async def reset(self, session_id: str) -> bool:
+        """Forget the trajectory of ``session_id`` (see :meth:`GuardSession.reset`)."""
+        return await self.session(session_id).reset()

@@ -11,7 +11,10 @@ recorded, and the session stays where its last saved decision left it.
 ``check(candidate)`` judges a candidate against the session's state and makes no LLM call;
 ``commit(candidate)`` records an action the client executed. Blocking work runs in a worker
 thread (``asyncio.to_thread``); calls on one session are serialised by an ``asyncio.Lock`` (and a
-thread lock, for the sync variants, which refuse to run inside a running event loop). Imports the
+thread lock, for the sync variants, which refuse to run inside a running event loop). With a store
+that several processes share (``store.shared``), each call also holds the store's lock on the
+session and re-reads the session's state under it, so instances serve a session in turn; the
+session keeps no state between calls then. Imports the
 core types, the observer, the trace records and the guard's messages, state, store and summary.
 """
 
@@ -36,7 +39,7 @@ from governor.guard.messages import (
     reply_of,
 )
 from governor.guard.state import SessionState, state_from_json, state_to_json
-from governor.guard.store import SessionStore
+from governor.guard.store import SessionStore, shared_lock
 from governor.guard.summary import decision_summary, verdicts_summary
 from governor.observer import Observer
 from governor.trace.record import decision_record
@@ -106,6 +109,13 @@ class GuardSession:
         """Record ``candidate`` as executed (e.g. the client ran the tool); its verdicts."""
         return await self._run(self._commit_executed, candidate, messages)
 
+    async def reset(self) -> bool:
+        """Forget this session's trajectory: its saved state becomes a new session's (no messages,
+        every rule at its start) and a ``{"type": "reset"}`` record follows its decision records,
+        which stay. Waits for the call in flight, like any other call. False, and nothing
+        written, when the store holds no such session."""
+        return await self._run(self._reset)
+
     # ------------------------------------------------------------------ sync API
 
     def respond_sync(
@@ -121,7 +131,8 @@ class GuardSession:
 
     @property
     def state(self) -> SessionState:
-        """The session's state after its last saved decision (read from the store once)."""
+        """The session's state after its last saved decision (read from the store once; from a
+        shared store, again at the start of each call)."""
         if self._state is None:
             saved = self.store.load(self.id)
             constraints = self.observer.constraints
@@ -141,7 +152,25 @@ class GuardSession:
 
     def _locked(self, fn: Callable[..., T], *args: Any) -> T:
         with self._thread_lock:
-            return fn(*args)
+            lock = shared_lock(self.store, self.id)
+            if lock is None:
+                return fn(*args)
+            self._state = None  # another instance may have moved the session on: re-read it
+            try:
+                with lock:
+                    return fn(*args)
+            finally:
+                self._state = None
+
+    def _reset(self) -> bool:
+        if self.store.load(self.id) is None:
+            return False
+        constraints = self.observer.constraints
+        fresh = SessionState(memory={c.name: c.initial_state(None) for c in constraints})
+        record = {"type": "reset", "episode": self.id, "t": 0}
+        self.store.save(self.id, state_to_json(fresh, constraints), record)
+        self._state = None  # read again from the store on the next call
+        return True
 
     def _catch_up(
         self, messages: Sequence[Any] | None, tools: Sequence[Any] | None

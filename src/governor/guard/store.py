@@ -5,7 +5,10 @@ together with the record of the decision that produced it, in one write. :class:
 keeps them in this process; :class:`SqliteStore` in one SQLite file (WAL; one row per session
 holding its state as JSON, one row per decision record; a save is one transaction; a connection
 per call, so threads never share one). A failing write raises :class:`StoreError`; the session
-then fails closed. Imports the error tree only.
+then fails closed. A store that several processes share (:class:`SharedStore`, e.g. PostgreSQL in
+:mod:`.store_postgres`) says so with ``shared = True`` and gives a lock per session: a session then
+holds no state between calls and re-reads it under that lock at the start of each call. Imports
+the error tree only.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -51,6 +55,25 @@ class SessionStore(Protocol):
     def records(self, session_id: str) -> list[dict[str, Any]]:
         """The decision records of ``session_id``, oldest first."""
         ...
+
+
+@runtime_checkable
+class SharedStore(SessionStore, Protocol):
+    """A store several processes share: each call on a session holds the session's lock."""
+
+    shared: bool
+    """True: sessions re-read their state under :meth:`locked` at the start of each call."""
+
+    def locked(self, session_id: str) -> AbstractContextManager[None]:
+        """Hold ``session_id``'s lock for a call (its loads and its save happen inside)."""
+        ...
+
+
+def shared_lock(store: SessionStore, session_id: str) -> AbstractContextManager[None] | None:
+    """The lock of ``session_id`` in a shared store; None for a store of one process."""
+    if isinstance(store, SharedStore) and store.shared:
+        return store.locked(session_id)
+    return None
 
 
 def _dumps(value: Any) -> str:

@@ -4,7 +4,9 @@
 release only checked text); ``POST /v1/checks`` judges a candidate (and commits it when asked)
 without an LLM call; ``GET /healthz`` says the process is alive; ``GET /readyz`` says whether the
 store is writable and the upstream reachable; ``GET /metrics`` is Prometheus text. The ``/v1``
-routes ask for a client key when keys are configured. Every error is the OpenAI error object:
+routes ask for a client key when keys are configured; the ``/admin`` routes (:mod:`.admin`: pause,
+resume, reset and show a session) exist only when an admin key's digest is given and ask for that
+key. Every error is the OpenAI error object:
 a client's mistake a 4xx naming what was expected, an unavailable store or upstream a 503, any
 other exception a 500 without a traceback (logged). The blocking work runs in worker threads
 (the facade's async methods, ``asyncio.to_thread``), never on the event loop. Imports the guard's
@@ -27,11 +29,19 @@ from starlette.routing import Route
 
 from governor.errors import BackendError, ConfigError
 from governor.guard import Guard, GuardReply, StoreError
+from governor.serve.admin import Admin, AdminKey, paused_answer
 from governor.serve.auth import KeyChecker
 from governor.serve.errors import ApiError, bad_request, error_response
 from governor.serve.metrics import Metrics
-from governor.serve.replies import completion, governor_headers
-from governor.serve.schema import MAX_BODY_BYTES, SESSION_HEADER, chat_body, check_body, read_json
+from governor.serve.replies import Answer, completion, governor_headers
+from governor.serve.schema import (
+    MAX_BODY_BYTES,
+    SESSION_HEADER,
+    ChatBody,
+    chat_body,
+    check_body,
+    read_json,
+)
 from governor.serve.stream import sse_events
 
 log = logging.getLogger(__name__)
@@ -80,20 +90,25 @@ class Service:
         keys: KeyChecker | None = None,
         metrics: Metrics | None = None,
         max_body_bytes: int = MAX_BODY_BYTES,
+        paused: set[str] | None = None,
     ) -> None:
         self.guard = guard
         self.keys = keys or KeyChecker()
         self.metrics = metrics or Metrics()
         self.max_body_bytes = max_body_bytes
+        self.paused: set[str] = set() if paused is None else paused
 
     async def chat_completions(self, request: Request) -> Response:
         self.keys.check(request.headers.get("authorization"))
         body = chat_body(await read_json(request, self.max_body_bytes), _session_header(request))
+        if body.session in self.paused:  # the default text; no upstream call, no state change
+            answer = paused_answer(body.session, self.guard.policy.fallbacks["default"])
+            self.metrics.observe(answer.summary, 0.0)
+            return _reply(answer, body)
         session = self.guard.session(body.session)
         start = time.perf_counter()
         guarded = await session.respond(body.messages, tools=body.tools)
         self.metrics.observe(guarded.summary, time.perf_counter() - start)
-        headers = governor_headers(guarded.summary)
         if _nothing_safe_to_say(guarded):
             raise ApiError(
                 503,
@@ -101,10 +116,7 @@ class Service:
                 code="guard_deferred",
                 extra={"governor": dict(guarded.summary)},
             )
-        if body.stream:
-            events = sse_events(guarded, body.model)
-            return StreamingResponse(events, media_type="text/event-stream", headers=headers)
-        return JSONResponse(completion(guarded, body.model), headers=headers)
+        return _reply(guarded, body)
 
     async def checks(self, request: Request) -> Response:
         self.keys.check(request.headers.get("authorization"))
@@ -130,6 +142,15 @@ class Service:
 
     async def metrics_text(self, request: Request) -> Response:
         return PlainTextResponse(self.metrics.render(), media_type="text/plain; version=0.0.4")
+
+
+def _reply(answer: Answer, body: ChatBody) -> Response:
+    """The chat completion of ``answer``: JSON, or Server-Sent Events when streaming."""
+    headers = governor_headers(answer.summary)
+    if body.stream:
+        events = sse_events(answer, body.model)
+        return StreamingResponse(events, media_type="text/event-stream", headers=headers)
+    return JSONResponse(completion(answer, body.model), headers=headers)
 
 
 def _session_header(request: Request) -> str | None:
@@ -166,8 +187,10 @@ def create_app(
     keys: KeyChecker | None = None,
     metrics: Metrics | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
+    admin_key_hash: str | None = None,
 ) -> Starlette:
-    """The guard service's app over ``guard`` (see the module doc)."""
+    """The guard service's app over ``guard`` (see the module doc); ``admin_key_hash`` is the
+    sha256 hex digest of the admin key (None: no admin routes)."""
     service = Service(guard, keys=keys, metrics=metrics, max_body_bytes=max_body_bytes)
     routes = [
         Route("/v1/chat/completions", _safe(service.chat_completions), methods=["POST"]),
@@ -176,6 +199,15 @@ def create_app(
         Route("/readyz", _safe(service.readyz), methods=["GET"]),
         Route("/metrics", _safe(service.metrics_text), methods=["GET"]),
     ]
+    if admin_key_hash is not None:
+        admin = Admin(guard, AdminKey(admin_key_hash), service.paused)
+        at = "/admin/sessions/{session_id:path}"
+        routes += [
+            Route(f"{at}/pause", _safe(admin.pause), methods=["POST"]),
+            Route(f"{at}/resume", _safe(admin.resume), methods=["POST"]),
+            Route(f"{at}/reset", _safe(admin.reset), methods=["POST"]),
+            Route(at, _safe(admin.show), methods=["GET"]),
+        ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error})
     app.state.service = service
     return app

@@ -3,7 +3,8 @@
 :func:`completion` writes a ``chat.completion`` object (one choice: the admitted text and/or tool
 calls, ``finish_reason`` ``stop`` or ``tool_calls``, the usage summed over the guard's stages)
 with a top-level ``governor`` field, the reply's summary; :func:`governor_headers` gives the
-decision's kind and regenerations as headers. Imports the guard's public facade.
+decision's kind and regenerations as headers. Both take an :class:`Answer`: a guarded reply, or
+the answer of a paused session (:mod:`.admin`). Imports the guard's public facade.
 """
 
 from __future__ import annotations
@@ -11,9 +12,20 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
-from governor.guard import GuardReply, Reply
+from governor.guard import Reply
+
+
+class Answer(Protocol):
+    """What a reply is written from: the reply and its summary (a
+    :class:`~governor.guard.GuardReply`, or a paused session's answer)."""
+
+    @property
+    def reply(self) -> Reply: ...
+
+    @property
+    def summary(self) -> Mapping[str, Any]: ...
 
 
 def completion_id() -> str:
@@ -42,7 +54,7 @@ def usage(summary: Mapping[str, Any]) -> dict[str, int]:
     return {"prompt_tokens": prompt, "completion_tokens": done, "total_tokens": prompt + done}
 
 
-def completion(guarded: GuardReply, model: str) -> dict[str, Any]:
+def completion(guarded: Answer, model: str) -> dict[str, Any]:
     """The ``chat.completion`` object of ``guarded``, with its ``governor`` summary."""
     return {
         "id": completion_id(),

@@ -6,8 +6,8 @@ the upstream's reply was refused): a first chunk with the role, the text in chun
 sentence boundaries (or the tool calls in one chunk), a final chunk with ``finish_reason``, the
 usage and the ``governor`` summary, then ``data: [DONE]``. :func:`release` is the one place that
 decides what may go out; incremental checking (releasing each sentence once a prefix check
-admits it) replaces it later without touching the event writer. Imports the guard's facade and
-the service's reply shapes.
+admits it) replaces it later without touching the event writer. Imports the service's reply
+shapes.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from governor.guard import GuardReply
-from governor.serve.replies import completion_id, finish_reason, usage
+from governor.serve.replies import Answer, completion_id, finish_reason, usage
 
 SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
 
@@ -36,7 +35,7 @@ def sentences(text: str) -> list[str]:
     return [p for p in pieces if p]
 
 
-def release(guarded: GuardReply) -> Iterator[dict[str, Any]]:
+def release(guarded: Answer) -> Iterator[dict[str, Any]]:
     """The deltas of an admitted reply, in order (the reply has passed every check)."""
     reply = guarded.reply
     yield {"role": "assistant", "content": ""}
@@ -54,7 +53,7 @@ def _event(data: dict[str, Any]) -> str:
     return f"data: {json.dumps(data, separators=(',', ':'))}\n\n"
 
 
-async def sse_events(guarded: GuardReply, model: str) -> AsyncIterator[str]:
+async def sse_events(guarded: Answer, model: str) -> AsyncIterator[str]:
     """The Server-Sent Events of one guarded reply, ending with ``data: [DONE]``."""
     head = {
         "id": completion_id(),

@@ -1,0 +1,196 @@
+"""`governor bench serve`: the latency the guard service adds in front of a model.
+
+Measured the way NeMo Guardrails measured theirs: an upstream stub that answers a fixed chat
+completion after a fixed latency (default 50 ms; an asyncio HTTP server on 127.0.0.1 in a
+thread), and the same request driven directly to the stub and through ``governor serve`` (the
+app of :func:`governor.serve.create_app` under uvicorn on a free loopback port, in a thread, over
+an in-memory store) by an async httpx client at each concurrency. Each governed request is a
+new session (no session lock is shared). Three check sets: ``overlays`` (the shipped small-talk
+overlays on a text reply), ``ltl`` (ten LTL rules over eight tool propositions, on a tool-call
+reply) and ``both`` (overlays and the ten rules on a text reply). Per row: the p50 and p99 of
+governor's latency minus the same percentile of the direct latency at that concurrency; the p50
+of the guard's own time inside the step (the reply's ``latency_ms`` total minus its upstream
+``propose`` stage: checks, bookkeeping, the store); the throughput through governor; and the
+upstream calls per turn counted at the stub (1 when every turn is accepted at once; a turn is
+accepted when it executed the first proposal). Then ``/v1/checks`` (no upstream) in decisions per second. Everything
+stays on the loopback interface and is bounded in requests per cell and seconds per cell.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from governor.bench.serve_load import cell, checks_per_second, serving
+from governor.bench.serve_setup import CHECK_SETS, bench_policy
+from governor.bench.serve_stub import Stub
+from governor.config import check_range, option
+from governor.errors import ConfigError, expected
+from governor.files import write_json
+from governor.flags import Subcommands, add_dataclass_args, dataclass_from_args
+from governor.guard import Guard, MemoryStore
+
+"""The most seconds one cell (one check set, one concurrency, one target) may run."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ServeBenchConfig:
+    """What `governor bench serve` runs."""
+
+    requests: int = option(200, "timed requests per cell (each governed one a new session)")
+    concurrency: str = option("1,8,32,64", "comma-separated numbers of requests in flight")
+    latency_ms: float = option(50.0, "the upstream stub's fixed latency in milliseconds")
+    quick: bool = option(False, "leave out concurrency 64")
+
+    def __post_init__(self) -> None:
+        check_range("requests", self.requests, 1, 100_000)
+        check_range("latency_ms", self.latency_ms, 0, 10_000)
+        concurrencies(self.concurrency)
+
+    def levels(self) -> list[int]:
+        levels = concurrencies(self.concurrency)
+        return [c for c in levels if c < 64] if self.quick else levels
+
+
+def concurrencies(text: str) -> list[int]:
+    """The levels of ``1,8,32``: each an integer in 1..256."""
+    try:
+        out = [int(x) for x in text.split(",")]
+    except ValueError:
+        out = []
+    if not out or not all(1 <= n <= 256 for n in out):
+        raise ConfigError(f"concurrency: {expected('comma-separated integers in 1..256', text)}")
+    return out
+
+
+# ---------------------------------------------------------------------------- the upstream stub
+
+
+# ---------------------------------------------------------------------------- the service
+
+
+# ---------------------------------------------------------------------------- the driver
+
+
+def run(cfg: ServeBenchConfig) -> dict[str, Any]:
+    """``{"config", "rows": [...], "checks_per_s"}`` (see the module doc)."""
+    from governor.serve import create_app
+
+    rows: list[dict[str, Any]] = []
+    tag = f"{time.time_ns():x}"
+    checks_rate = 0.0
+    with Stub(cfg.latency_ms / 1000.0) as stub:
+        for checks in CHECK_SETS:
+            guard = Guard.from_policy(bench_policy(checks, stub.url), store=MemoryStore())
+            try:
+                with serving(create_app(guard)) as base:
+                    for c in cfg.levels():
+                        rows.append(cell(stub, base, checks, c, cfg.requests, tag))
+                    if checks == "both":
+                        checks_rate = checks_per_second(base, cfg.requests)
+            finally:
+                close = getattr(guard.backend, "close", None)
+                if close is not None:
+                    close()
+    return {"config": dataclasses.asdict(cfg), "rows": rows, "checks_per_s": checks_rate}
+
+
+def table_lines(result: dict[str, Any]) -> Iterator[list[str]]:
+    """Header and one row per check set and concurrency."""
+    yield [
+        "checks",
+        "in flight",
+        "+ms p50",
+        "+ms p99",
+        "direct ms",
+        "guard ms",
+        "req/s",
+        "direct req/s",
+        "calls/turn",
+    ]
+    for r in result["rows"]:
+        yield [
+            r["checks"],
+            str(r["concurrency"]),
+            f"{r['added_ms_p50']:.1f}",
+            f"{r['added_ms_p99']:.1f}",
+            f"{r['direct_ms_p50']:.1f}",
+            f"{r['guard_ms_p50']:.2f}",
+            f"{r['throughput_rps']:.1f}",
+            f"{r['direct_throughput_rps']:.1f}",
+            f"{r['upstream_calls_per_turn']:.2f}",
+        ]
+
+
+def plot(result: dict[str, Any], path: Path) -> None:
+    """Added milliseconds (p50, solid; p99, dashed) against concurrency, one colour per set."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for i, checks in enumerate(CHECK_SETS):
+        rows = [r for r in result["rows"] if r["checks"] == checks]
+        if not rows:
+            continue
+        xs = [r["concurrency"] for r in rows]
+        colour = f"C{i}"
+        ax.plot(xs, [r["added_ms_p50"] for r in rows], "o-", color=colour, label=f"{checks} p50")
+        ax.plot(xs, [r["added_ms_p99"] for r in rows], "x--", color=colour, label=f"{checks} p99")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("requests in flight")
+    ax.set_ylabel("added latency (ms)")
+    latency = result["config"]["latency_ms"]
+    ax.set_title(f"governor serve: added latency over a {latency:g} ms upstream")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def add_parser(bench: Subcommands) -> None:
+    """`governor bench serve`."""
+    parser = bench.add_parser(
+        "serve", help="latency the guard service adds over a fixed-latency upstream stub"
+    )
+    add_dataclass_args(parser, ServeBenchConfig)
+    parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--plot", type=Path, help="write added latency vs concurrency here (PNG)")
+    parser.set_defaults(handler=run_command)
+
+
+def run_command(args: argparse.Namespace, console: Console) -> int:
+    from governor.report import print_table
+
+    try:
+        import httpx  # noqa: F401
+        import uvicorn  # noqa: F401
+
+        import governor.serve  # noqa: F401
+    except ImportError as exc:
+        raise ConfigError(
+            f"bench serve: expected the [serve] extra (pip install -e '.[serve]' in the governor checkout), found {exc}"
+        ) from None
+    result = run(dataclass_from_args(ServeBenchConfig, args))
+    latency = result["config"]["latency_ms"]
+    print_table(
+        console,
+        f"added latency, {latency:g} ms upstream, {result['config']['requests']} requests/cell",
+        list(table_lines(result)),
+    )
+    console.print(f"/v1/checks (no upstream): {result['checks_per_s']:.0f} decisions per second")
+    if args.json is not None:
+        write_json(args.json, result)
+    if args.plot is not None:
+        plot(result, args.plot)
+        console.print(f"plot written to {args.plot}")
+    return 0

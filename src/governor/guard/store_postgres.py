@@ -1,0 +1,216 @@
+"""Sessions in PostgreSQL, for several service instances behind one load balancer.
+
+:class:`PostgresStore` keeps the same two things as :class:`~governor.guard.store.SqliteStore`:
+one row per session holding its state as JSON (``governor_sessions``) and one row per decision
+record (``governor_decisions``); a save is one transaction. It is a *shared* store
+(``shared = True``): a session's call runs inside :meth:`PostgresStore.locked`, which opens a
+transaction and takes the transaction-level advisory lock of the session
+(``pg_advisory_xact_lock(NAMESPACE, hashtext(session_id))``); the session re-reads its state in
+that transaction, asks the upstream, and its save commits the transaction, which releases the
+lock. So two instances sharing one database serve a session one call at a time, each call seeing
+the last committed decision, with the same result as one instance. A connection per call (per
+lock), so threads never share one; psycopg (v3, the ``[postgres]`` extra) is imported on first
+use. Every failure is a :class:`~governor.guard.store.StoreError` naming what failed and the
+server (host, port, database, user; never the password). Imports the guard's store.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
+from types import ModuleType
+from typing import Any
+
+from governor.guard.store import StoreError, _encoded
+
+NAMESPACE = 0x676F76
+"""The first key of every advisory lock this store takes (the second: the session id's hash)."""
+
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS governor_sessions ("
+    " id TEXT PRIMARY KEY, state TEXT NOT NULL, updated DOUBLE PRECISION NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS governor_decisions ("
+    " n BIGSERIAL PRIMARY KEY, session TEXT NOT NULL, t INTEGER NOT NULL,"
+    " record TEXT NOT NULL, created DOUBLE PRECISION NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS governor_decisions_session ON governor_decisions (session, n)",
+)
+LOCK = "SELECT pg_advisory_xact_lock(%s, hashtext(%s))"
+UPSERT = (
+    "INSERT INTO governor_sessions (id, state, updated) VALUES (%s, %s, %s)"
+    " ON CONFLICT (id) DO UPDATE SET state = excluded.state, updated = excluded.updated"
+)
+INSERT_RECORD = (
+    "INSERT INTO governor_decisions (session, t, record, created) VALUES (%s, %s, %s, %s)"
+)
+
+
+def _psycopg() -> ModuleType:
+    try:
+        import psycopg
+    except ImportError as exc:
+        raise StoreError(
+            f"postgres store: expected psycopg (pip install -e '.[postgres]' in the governor checkout), found {exc}"
+        ) from None
+    return psycopg
+
+
+def describe_dsn(dsn: str) -> tuple[str, str]:
+    """What a DSN names, without its password (for messages), and the password ('' if none)."""
+    psycopg = _psycopg()
+    try:
+        parts = psycopg.conninfo.conninfo_to_dict(dsn)
+    except psycopg.Error:  # its message may quote the DSN, password included
+        raise StoreError(
+            "postgres store: expected a libpq DSN or URL, found one that does not parse"
+        ) from None
+    password = str(parts.get("password") or "")
+    shown = " ".join(
+        f"{k}={parts[k]}" for k in ("host", "port", "dbname", "user") if parts.get(k) is not None
+    )
+    return f"postgres store ({shown or 'libpq defaults'})", password
+
+
+class PostgresStore:
+    """Sessions in the PostgreSQL database ``dsn`` (its tables created when missing).
+
+    ``lock_timeout_s`` bounds the wait for a session another instance is serving (then the call
+    fails with a :class:`StoreError`); ``connect_timeout_s`` bounds each connection attempt.
+    """
+
+    shared = True
+
+    def __init__(
+        self, dsn: str, *, connect_timeout_s: float = 10.0, lock_timeout_s: float = 120.0
+    ) -> None:
+        self._pg = _psycopg()
+        self._dsn = dsn
+        self.where, self._password = describe_dsn(dsn)
+        self.connect_timeout_s = connect_timeout_s
+        self.lock_timeout_s = lock_timeout_s
+        self._held = threading.local()
+        conn = self._connect("create the tables")
+        try:
+            with conn.transaction():  # one instance at a time creates them
+                conn.execute("SELECT pg_advisory_xact_lock(%s, 0)", (NAMESPACE,))
+                for statement in SCHEMA:
+                    conn.execute(statement)
+        except self._pg.Error as exc:
+            raise self._error("cannot create the tables", exc) from None
+        finally:
+            conn.close()
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.where})"
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _error(self, what: str, exc: BaseException) -> StoreError:
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        if self._password:
+            text = text.replace(self._password, "***")
+        return StoreError(f"{self.where}: {what}: {text}")
+
+    def _connect(self, what: str) -> Any:
+        try:
+            conn = self._pg.connect(
+                self._dsn,
+                connect_timeout=max(1, round(self.connect_timeout_s)),
+                options=f"-c lock_timeout={int(self.lock_timeout_s * 1000)}",
+            )
+        except self._pg.Error as exc:
+            raise self._error(f"cannot connect to {what}", exc) from None
+        return conn
+
+    def _holding(self) -> dict[str, Any]:
+        held: dict[str, Any] | None = getattr(self._held, "conns", None)
+        if held is None:
+            held = self._held.conns = {}
+        return held
+
+    # ------------------------------------------------------------------ the lock of a call
+
+    @contextmanager
+    def locked(self, session_id: str) -> Iterator[None]:
+        """Hold the session's lock (in this thread) until the block ends or a save commits.
+
+        Loads and saves of ``session_id`` inside the block use its transaction; the first save
+        commits it (releasing the lock); leaving the block without a save rolls it back.
+        """
+        held = self._holding()
+        if session_id in held:  # re-entered in this thread: already held
+            yield
+            return
+        conn = self._connect(f"lock session {session_id}")
+        try:
+            try:
+                conn.execute(LOCK, (NAMESPACE, session_id))
+            except self._pg.Error as exc:
+                raise self._error(f"cannot lock session {session_id}", exc) from None
+            held[session_id] = conn
+            try:
+                yield
+            finally:
+                held.pop(session_id, None)
+        finally:
+            with suppress(self._pg.Error):  # a broken connection holds no lock any more
+                conn.rollback()  # nothing to undo after a save's commit; releases the lock
+            conn.close()
+
+    # ------------------------------------------------------------------ SessionStore
+
+    def load(self, session_id: str) -> Mapping[str, Any] | None:
+        conn: Any = self._holding().get(session_id)
+        own = conn is None
+        if own:
+            conn = self._connect(f"read {session_id}")
+        try:
+            row = conn.execute(
+                "SELECT state FROM governor_sessions WHERE id = %s", (session_id,)
+            ).fetchone()
+            if own:
+                conn.rollback()
+        except self._pg.Error as exc:
+            raise self._error(f"cannot read {session_id}", exc) from None
+        finally:
+            if own:
+                conn.close()
+        return None if row is None else json.loads(row[0])
+
+    def save(
+        self, session_id: str, state: Mapping[str, Any], record: Mapping[str, Any] | None
+    ) -> None:
+        text, rec = _encoded(session_id, state, record)
+        now = time.time()
+        held = self._holding()
+        conn: Any = held.pop(session_id, None)  # a save ends the call's transaction
+        own = conn is None
+        if own:
+            conn = self._connect(f"save {session_id}")
+        try:
+            if own:
+                conn.execute(LOCK, (NAMESPACE, session_id))
+            conn.execute(UPSERT, (session_id, text, now))
+            if rec is not None:
+                conn.execute(INSERT_RECORD, (session_id, int(state.get("t", 0)), rec, now))
+            conn.commit()  # one transaction: the state and its decision, or neither
+        except self._pg.Error as exc:
+            raise self._error(f"cannot save {session_id}", exc) from None
+        finally:
+            if own:
+                conn.close()
+
+    def records(self, session_id: str) -> list[dict[str, Any]]:
+        conn = self._connect(f"read the records of {session_id}")
+        try:
+            rows = conn.execute(
+                "SELECT record FROM governor_decisions WHERE session = %s ORDER BY n",
+                (session_id,),
+            ).fetchall()
+        except self._pg.Error as exc:
+            raise self._error(f"cannot read the records of {session_id}", exc) from None
+        finally:
+            conn.close()
+        return [json.loads(r[0]) for r in rows]

@@ -1,0 +1,41 @@
+"""`governor bench serve` at a tiny size: the JSON's shape, one upstream call per accepted turn."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from governor.cli import main
+
+pytest.importorskip("uvicorn")
+
+
+def test_bench_serve_writes_json_and_plot(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, png = tmp_path / "serve.json", tmp_path / "serve.png"
+    args = ["bench", "serve", "--requests", "10", "--concurrency", "1,2", "--latency-ms", "5"]
+    assert main([*args, "--json", str(out), "--plot", str(png)]) == 0
+    result = json.loads(out.read_text())
+    rows = result["rows"]
+    assert [(r["checks"], r["concurrency"]) for r in rows] == [
+        (checks, c) for checks in ("overlays", "ltl", "both") for c in (1, 2)
+    ]
+    for r in rows:
+        for key in ("added_ms_p50", "added_ms_p99", "throughput_rps", "upstream_calls_per_turn"):
+            assert isinstance(r[key], float), key
+        assert r["throughput_rps"] > 0 and r["requests"] == 10
+        assert r["accepted"] == 1.0  # the stub's fixed reply passes every check set
+        assert r["upstream_calls_per_turn"] == 1.0
+        assert r["upstream_calls_per_accepted_turn"] == 1.0
+    assert result["checks_per_s"] > 0
+    assert png.stat().st_size > 1000
+    printed = capsys.readouterr().out
+    assert "decisions per second" in printed and "calls/turn" in printed
+
+
+def test_bench_serve_refuses_bad_levels() -> None:
+    assert main(["bench", "serve", "--concurrency", "0,8"]) == 2
+    assert main(["bench", "serve", "--requests", "0"]) == 2
