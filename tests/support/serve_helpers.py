@@ -27,7 +27,7 @@ TOOLS_POLICY = ROOT / "examples" / "policies" / "tools.yaml"
 @contextmanager
 def serving(app: Starlette) -> Iterator[str]:
     """Serve ``app`` on 127.0.0.1 (a port the OS picks) in a thread; yields the base URL."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # TCP_NODELAY
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]

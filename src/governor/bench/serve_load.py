@@ -23,7 +23,7 @@ def serving(app: Any) -> Iterator[str]:
     """Serve ``app`` under uvicorn on 127.0.0.1 (a port the OS picks) in a thread; its base URL."""
     import uvicorn
 
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # TCP_NODELAY
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
