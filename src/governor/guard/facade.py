@@ -12,10 +12,12 @@ observer, and the guard's policy, constraints, fallback, upstream, session, stat
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from governor.backends import backend_from_config
 from governor.backends.base import Backend
+from governor.config import check_range
 from governor.errors import ConfigError, expected
 from governor.guard.constraints import guard_constraints
 from governor.guard.fallback import GuardFallback
@@ -29,12 +31,22 @@ MAX_SESSION_ID = 200
 """The longest session id accepted."""
 
 
+WORKERS = 32
+"""Threads for the blocking work of all sessions of one guard (mostly waiting on the upstream)."""
+
+
 class Guard:
     """A policy enforced on the sessions of one upstream model."""
 
     def __init__(
-        self, policy: GuardPolicy, backend: Backend, *, store: SessionStore | None = None
+        self,
+        policy: GuardPolicy,
+        backend: Backend,
+        *,
+        store: SessionStore | None = None,
+        workers: int = WORKERS,
     ) -> None:
+        check_range("workers", workers, 1, 1024)
         self.policy = policy
         self.backend = backend
         self.store: SessionStore = store if store is not None else MemoryStore()
@@ -54,6 +66,13 @@ class Guard:
         )
         self._sessions: dict[str, GuardSession] = {}
         self._lock = threading.Lock()
+        # the blocking work of every session (upstream calls, checks, the store) runs here, not
+        # in asyncio's default pool (a few threads on a small machine would queue requests)
+        self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="governor-guard")
+
+    def close(self) -> None:
+        """Stop the worker threads (calls in flight finish first)."""
+        self.executor.shutdown(wait=True)
 
     @classmethod
     def from_policy(
@@ -85,7 +104,9 @@ class Guard:
         with self._lock:
             found = self._sessions.get(session_id)
             if found is None:
-                found = GuardSession(session_id, self.observer, self.store, self.policy.fallbacks)
+                found = GuardSession(
+                    session_id, self.observer, self.store, self.policy.fallbacks, self.executor
+                )
                 self._sessions[session_id] = found
             return found
 

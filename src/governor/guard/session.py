@@ -21,10 +21,13 @@ core types, the observer, the trace records and the guard's messages, state, sto
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import json
 import threading
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -83,7 +86,12 @@ class GuardSession:
     """See the module doc. Get one from :meth:`governor.guard.Guard.session`."""
 
     def __init__(
-        self, session_id: str, observer: Observer, store: SessionStore, texts: Mapping[str, str]
+        self,
+        session_id: str,
+        observer: Observer,
+        store: SessionStore,
+        texts: Mapping[str, str],
+        executor: Executor | None = None,
     ) -> None:
         self.id = session_id
         self.observer = observer
@@ -92,6 +100,7 @@ class GuardSession:
         self._state: SessionState | None = None
         self._lock = asyncio.Lock()
         self._thread_lock = threading.Lock()
+        self._executor = executor  # None: asyncio's default pool
 
     # ------------------------------------------------------------------ async API
 
@@ -148,7 +157,8 @@ class GuardSession:
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         async with self._lock:
-            return await asyncio.to_thread(self._locked, fn, *args)
+            call = functools.partial(contextvars.copy_context().run, self._locked, fn, *args)
+            return await asyncio.get_running_loop().run_in_executor(self._executor, call)
 
     def _locked(self, fn: Callable[..., T], *args: Any) -> T:
         with self._thread_lock:
