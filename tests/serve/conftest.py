@@ -7,10 +7,11 @@ from collections.abc import Iterator
 
 import pytest
 from fake_openai_server import API_KEY, FakeOpenAIServer
-from serve_helpers import serving, tools_guard
+from serve_helpers import tools_guard
 
 from governor.guard import Guard
 from governor.serve import create_app
+from governor.serve.local import serving
 
 
 @pytest.fixture

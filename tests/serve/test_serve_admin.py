@@ -9,11 +9,12 @@ from typing import Any
 import httpx
 import pytest
 from fake_openai_server import FakeOpenAIServer
-from serve_helpers import TOOLS, serving, text, tool_call
+from serve_helpers import TOOLS, text, tool_call
 
 from governor.guard import Guard
 from governor.serve import KeyChecker, create_app
 from governor.serve.auth import digest
+from governor.serve.local import serving
 
 ADMIN_KEY = "admin-key-0123456789"
 CLIENT_KEY = "client-key-0123456789"

@@ -8,10 +8,11 @@ from typing import Any
 import httpx
 import openai
 from fake_openai_server import API_KEY, FakeOpenAIServer, Reply
-from serve_helpers import TOOLS, serving, text, tool_call, tools_guard
+from serve_helpers import TOOLS, text, tool_call, tools_guard
 
 from governor.guard import Guard
 from governor.serve import create_app, default_policy, with_upstream
+from governor.serve.local import serving
 
 REFUSAL = (
     'I did not run that action: it would break the rule "never call send_email after'

@@ -9,10 +9,11 @@ from typing import Any
 
 import openai
 from fake_openai_server import FakeOpenAIServer, Reply
-from serve_helpers import serving, text, tools_guard
+from serve_helpers import text, tools_guard
 
 from governor.guard import SqliteStore
 from governor.serve import create_app
+from governor.serve.local import serving
 
 
 class EchoServer(FakeOpenAIServer):

@@ -10,11 +10,11 @@ from typing import Any
 import httpx
 import pytest
 from guard_helpers import TOOLS_POLICY
-from serve_helpers import serving
 
 from governor.backends.scripted import ScriptedBackend
 from governor.guard import Guard, MemoryStore, StoreError, load_policy
 from governor.serve import KeyChecker, create_app, load_key_hashes
+from governor.serve.local import serving
 
 HI = [{"role": "user", "content": "hi"}]
 KEY = "gk-client-key-1"

@@ -4,47 +4,17 @@ example policy over the fake upstream, and scripted upstream answers."""
 from __future__ import annotations
 
 import json
-import socket
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import uvicorn
 from fake_openai_server import Reply
-from starlette.applications import Starlette
 
 from governor.guard import Guard, SessionStore, load_policy
 from governor.serve import with_upstream
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS_POLICY = ROOT / "examples" / "policies" / "tools.yaml"
-
-
-@contextmanager
-def serving(app: Starlette) -> Iterator[str]:
-    """Serve ``app`` on 127.0.0.1 (a port the OS picks) in a thread; yields the base URL."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # TCP_NODELAY
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the service did not start")
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
 
 
 def tools_guard(upstream_url: str, *, store: SessionStore | None = None, **upstream: Any) -> Guard:

@@ -27,7 +27,7 @@ from typing import Any
 
 from rich.console import Console
 
-from governor.bench.serve_load import cell, checks_per_second, serving
+from governor.bench.serve_load import cell, checks_per_second
 from governor.bench.serve_setup import CHECK_SETS, bench_policy
 from governor.bench.serve_stub import Stub
 from governor.config import check_range, option
@@ -35,6 +35,7 @@ from governor.errors import ConfigError, expected
 from governor.files import write_json
 from governor.flags import Subcommands, add_dataclass_args, dataclass_from_args
 from governor.guard import Guard, MemoryStore
+from governor.serve.local import serving
 
 """The most seconds one cell (one check set, one concurrency, one target) may run."""
 

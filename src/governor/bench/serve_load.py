@@ -5,43 +5,13 @@ throughput, upstream calls per turn, `/v1/checks` decisions per second)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import socket
 import statistics
-import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 from governor.bench.serve_setup import CELL_SECONDS, TEXT_REPLY, USER_TEXT, request_body
 from governor.bench.serve_stub import Stub
 from governor.errors import ConfigError
-
-
-@contextlib.contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """Serve ``app`` under uvicorn on 127.0.0.1 (a port the OS picks) in a thread; its base URL."""
-    import uvicorn
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # TCP_NODELAY
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the guard service did not start")
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
 
 
 async def drive(
