@@ -25,6 +25,15 @@ FUTURE_LAWS: dict[str, Law] = {
     ),
     "a R b == !(!a U !b)": lambda a, b: (op.Release(a, b), op.Not(op.Until(op.Not(a), op.Not(b)))),
     "a R b == b W (a & b)": lambda a, b: (op.Release(a, b), op.WeakUntil(b, op.And((a, b)))),
+    "a M b == b U (a & b)": lambda a, b: (op.StrongRelease(a, b), op.Until(b, op.And((a, b)))),
+    "a M b == !(!a W !b)": lambda a, b: (
+        op.StrongRelease(a, b),
+        op.Not(op.WeakUntil(op.Not(a), op.Not(b))),
+    ),
+    "a M b == (a R b) & F a": lambda a, b: (
+        op.StrongRelease(a, b),
+        op.And((op.Release(a, b), op.Eventually(a))),
+    ),
     "WX a == !X !a": lambda a, b: (op.WeakNext(a), op.Not(op.Next(op.Not(a)))),
     "a U b == b | (a & X(a U b))": lambda a, b: (
         op.Until(a, b),

@@ -170,3 +170,11 @@ def test_bad_nodes_are_spec_errors(build: object) -> None:
 
 def test_single_string_argument_is_one_argument() -> None:
     assert s.Atom("agent_at", "kitchen") == s.Atom("agent_at", ("kitchen",))  # type: ignore[arg-type]
+
+
+def test_strong_release_reads_and_prints_in_both_syntaxes() -> None:
+    f = parse("a M (b | c)")
+    assert isinstance(f, op.StrongRelease) and str(f) == "a M (b | c)"
+    assert parse(str(f)) == f
+    assert parse_prefix("M a | b c") == f and to_prefix(f) == "M a | b c"
+    assert parse("x M y M z") == op.StrongRelease(s.Atom("x"), parse("y M z"))  # to the right

@@ -60,6 +60,11 @@ def ev(f: s.Formula, w: Trace, i: int = 0) -> bool:
         return all(
             ev(f.right, w, j) or any(ev(f.left, w, k) for k in range(i, j)) for j in range(i, n)
         )
+    if t is op.StrongRelease:
+        return any(
+            ev(f.left, w, j) and all(ev(f.right, w, k) for k in range(i, j + 1))
+            for j in range(i, n)
+        )
     if t is op.Yesterday:
         return i > 0 and ev(f.arg, w, i - 1)
     if t is op.WeakYesterday:
@@ -89,7 +94,7 @@ def atoms(names: Sequence[str] = ATOMS) -> st.SearchStrategy[s.Formula]:
 _PURE_UNARY = (op.Not, op.Yesterday, op.WeakYesterday, op.Once, op.Historically)
 _PURE_BINARY = (op.Since, op.WeakSince, op.Implies, op.Iff)
 _FUTURE_UNARY = (op.Not, op.Next, op.WeakNext, op.Eventually, op.Always)
-_FUTURE_BINARY = (op.Until, op.WeakUntil, op.Release, op.Implies, op.Iff)
+_FUTURE_BINARY = (op.Until, op.WeakUntil, op.Release, op.StrongRelease, op.Implies, op.Iff)
 FLLOAT_UNARY = (op.Not, op.Next, op.WeakNext, op.Eventually, op.Always)
 FLLOAT_BINARY = (op.Until, op.Release, op.Implies, op.Iff)
 

@@ -219,6 +219,7 @@ _BINARY = {
     op.Until: "{} until {}, which must happen",
     op.WeakUntil: "{} until {}, or forever",
     op.Release: "{1} up to and including the first step where {0}, or forever",
+    op.StrongRelease: "{1} up to and including a step where {0}, which must come",
     op.Since: "{1} at some step so far, and {0} at every step after it",
     op.WeakSince: "{0} at every step so far, or since {1}",
 }

@@ -87,6 +87,12 @@ class Release(Binary):
     (or to the end): ``!(!a U !b)``."""
 
 
+@_node("M", FUTURE)
+class StrongRelease(Binary):
+    """Release that must end (Spot's ``M``): the right operand holds up to and including a
+    position where the left one holds, and that position comes: ``b U (a & b)``."""
+
+
 @_node("Y", PAST)
 class Yesterday(Unary):
     """A previous position exists and the operand held there."""

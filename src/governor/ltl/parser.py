@@ -7,14 +7,14 @@ right; ``&`` and ``|`` chains become one n-ary node)::
     implies := or ('->' implies)?                        also '=>'
     or      := and ('|' and)*                            also '||', 'or'
     and     := binary ('&' binary)*                      also '&&', 'and'
-    binary  := unary (('U' | 'W' | 'R' | 'S' | 'B') binary)?
+    binary  := unary (('U' | 'W' | 'R' | 'M' | 'S' | 'B') binary)?
     unary   := ('!' | 'X' | 'WX' | 'F' | 'G' | 'Y' | 'Z' | 'O' | 'H') unary | primary
                also '~' and 'not' for '!', 'N' for 'WX', '[]' for 'G', '<>' for 'F'
     primary := 'true' | 'false' | 'end' | atom | '(' iff ')'
     atom    := name ('(' arg (',' arg)* ')')?            e.g. kitchen, is_in(apple, fridge)
 
 Prefix (Polish) notation, one operator or atom per token: ``! X F G WX N Y Z O H`` take one
-operand; ``& | i e U W R S B`` take two (``i`` implies, ``e`` iff). Example:
+operand; ``& | i e U W R M S B`` take two (``i`` implies, ``e`` iff). Example:
 ``G i kitchen F living_room`` is ``G(kitchen -> F living_room)``.
 
 Both readers use explicit stacks, not recursion, and are linear in the text; tokens and errors come
@@ -41,7 +41,8 @@ _UNARY: dict[str, type[s.Unary]] = {
     "Z": op.WeakYesterday, "O": op.Once, "H": op.Historically,
 }  # fmt: skip
 _TEMPORAL: dict[str, type[s.Binary]] = {
-    "U": op.Until, "W": op.WeakUntil, "R": op.Release, "S": op.Since, "B": op.WeakSince,
+    "U": op.Until, "W": op.WeakUntil, "R": op.Release, "M": op.StrongRelease, "S": op.Since,
+    "B": op.WeakSince,
 }  # fmt: skip
 _CONSTANTS: dict[str, s.Formula] = {"true": s.TRUE, "false": s.FALSE, "end": s.END}
 _PREFIX_BINARY: dict[str, Callable[[s.Formula, s.Formula], s.Formula]] = {
@@ -158,7 +159,7 @@ def parse_prefix(text: str) -> s.Formula:
         elif r.word() and head not in s.KEYWORDS:
             value = r.atom()
         else:
-            r.fail("a prefix operator (! X WX F G Y Z O H & | i e U W R S B) or an atom")
+            r.fail("a prefix operator (! X WX F G Y Z O H & | i e U W R M S B) or an atom")
         while waiting:
             tok, arity, args = waiting[-1]
             args.append(value)

@@ -141,6 +141,9 @@ _PROG: dict[type, Callable[[Any, frozenset[str]], Formula]] = {
         _p(f.right, ls), conj(_p(f.left, ls), disj(_advance(f, ls), END))
     ),
     op.Release: lambda f, ls: conj(_p(f.right, ls), disj(_p(f.left, ls), _advance(f, ls), END)),
+    op.StrongRelease: lambda f, ls: conj(
+        _p(f.right, ls), disj(_p(f.left, ls), conj(_advance(f, ls), NOT_END))
+    ),
 }
 
 _NOW_RULES: dict[type, Callable[[Any, frozenset[str]], bool]] = {

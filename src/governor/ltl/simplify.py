@@ -126,6 +126,16 @@ def _binary_rule(cls: type[s.Binary]) -> Callable[[Formula, Formula], Formula | 
     return rule
 
 
+def _strong_release(a: Formula, b: Formula) -> Formula | None:
+    """``a M b`` with a constant operand: ``false M b`` and ``a M false`` never hold, ``true M b``
+    is ``b``, ``a M true`` is ``F a``."""
+    if type(a) is s.Const:
+        return b if a.value else FALSE
+    if type(b) is s.Const:
+        return make(op.Eventually, a) if b.value else FALSE
+    return None
+
+
 _BUILD: dict[type, Callable[..., Formula]] = {
     op.Not: neg,
     op.And: conj,
@@ -137,6 +147,7 @@ _RULES: dict[type, Callable[..., Formula | None]] = {
     **{c: _unary_rule(c) for c in (op.Next, op.WeakNext, op.Eventually, op.Always)},
     **{c: _unary_rule(c) for c in (op.Yesterday, op.WeakYesterday, op.Once, op.Historically)},
     **{c: _binary_rule(c) for c in (op.Until, op.WeakUntil, op.Release, op.Since, op.WeakSince)},
+    op.StrongRelease: lambda a, b: _strong_release(a, b),
 }
 
 

@@ -8,7 +8,7 @@ computed once, at construction). ``str(f)`` prints infix text with the fewest pa
 :func:`governor.ltl.parser.parse` reads back to ``f``. Operators, strongest first::
 
     ! X WX F G Y Z O H      unary
-    U W R S B               binary temporal, right-associative
+    U W R M S B             binary temporal, right-associative
     &   |                   n-ary
     ->  <->                 right-associative
 
@@ -38,7 +38,7 @@ NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ARG = re.compile(r"[A-Za-z0-9_]+")
 KEYWORDS = frozenset(
     {"true", "false", "end", "and", "or", "not"}
-    | {"X", "WX", "N", "F", "G", "U", "W", "R", "Y", "Z", "O", "H", "S", "B"}
+    | {"X", "WX", "N", "F", "G", "U", "W", "R", "M", "Y", "Z", "O", "H", "S", "B"}
 )  # reserved in infix text; not usable as atom names
 
 
@@ -116,7 +116,7 @@ class Formula:
 
     @property
     def has_future(self) -> bool:
-        """Whether a future operator (X WX F G U W R) occurs in the formula."""
+        """Whether a future operator (X WX F G U W R M) occurs in the formula."""
         return bool(self._flags & FUTURE)
 
     @property
