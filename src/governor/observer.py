@@ -235,6 +235,14 @@ class Observer:
                 continue
             rows.append(tuple(self._verdict(c, traj, cand.action) for c in self.constraints))
 
+    def verdicts(
+        self, traj: Trajectory, action: Any, constraints: Sequence[Constraint] | None = None
+    ) -> tuple[Verdict, ...]:
+        """Every constraint's verdict on ``action`` after ``traj`` (no policy call, no time
+        budget): a constraint that raises, answers garbage or lost its state fails closed."""
+        chosen = self.constraints if constraints is None else constraints
+        return tuple(self._verdict(c, traj, action) for c in chosen)
+
     @staticmethod
     def _verdict(constraint: Constraint, traj: Trajectory, action: Any) -> Verdict:
         state = traj.memory.get(constraint.name)
@@ -301,7 +309,7 @@ class Observer:
             return ()
 
         def check() -> tuple[Verdict, ...]:
-            return tuple(self._verdict(c, traj, action) for c in hard)
+            return self.verdicts(traj, action, hard)
 
         try:
             verdicts = log.run("fallback_check", check, self.config.fallback_budget_s)

@@ -31,7 +31,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from governor.core import CommitFailure, Decision, DecisionKind, Trajectory, Verdict
+from governor.core import Decision, DecisionKind, Trajectory, Verdict
 from governor.errors import ConfigError
 from governor.guard.messages import (
     Conversation,
@@ -242,30 +242,17 @@ class GuardSession:
         summary = decision_summary(decision, reply, session=self.id, t=t, seconds=seconds)
         return GuardReply(reply, decision, summary)
 
-    def _verdicts(self, traj: Trajectory, reply: Reply) -> tuple[Verdict, ...]:
-        out = []
-        for c in self.observer.constraints:
-            state = traj.memory.get(c.name)
-            if isinstance(state, CommitFailure):
-                out.append(Verdict.failed(c.name, f"state lost in a failed commit: {state.error}"))
-                continue
-            try:
-                out.append(c.check(traj, reply))
-            except Exception as exc:
-                out.append(Verdict.failed(c.name, exc))
-        return tuple(out)
-
     def _check(self, candidate: Any, messages: Sequence[Any] | None) -> CheckResult:
         reply = reply_from(candidate)
         traj, _ = self._catch_up(messages, None)
-        verdicts = self._verdicts(traj, reply)
+        verdicts = self.observer.verdicts(traj, reply)
         summary = {"session": self.id, **verdicts_summary(verdicts)}
         return CheckResult(all(v.admissible for v in verdicts), verdicts, summary)
 
     def _commit_executed(self, candidate: Any, messages: Sequence[Any] | None) -> CheckResult:
         reply = reply_from(candidate)
         traj, t = self._catch_up(messages, None)
-        verdicts = self._verdicts(traj, reply)
+        verdicts = self.observer.verdicts(traj, reply)
         after = self._advance(traj, reply, "executed by the client")
         summary = {"session": self.id, "t": t + 1, **verdicts_summary(verdicts)}
         record = {
