@@ -180,3 +180,115 @@ def test_unverified_specs_stay_unverified(tmp_path: Path) -> None:
     append_specs(path, [Spec("avoid bathroom", parse("G !agent_at(bathroom)"), verified=False)])
     (spec,) = load_specs(path)
     assert spec.verified is False and spec.prefix == "G ! agent_at(bathroom)"
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "domains" / "warehouse.yaml"
+
+
+def test_translate_over_props_and_places() -> None:
+    code, out = run(
+        "translate", "--json", "--props", "charger,is_open(dock_door)", "--places", "lobby,garage",
+        "never enter the lobby", "you must visit the charger",
+    )  # fmt: skip
+    data = json.loads(out)
+    views = data["constraints"]
+    assert code == 0 and data["domain"] == "custom"
+    assert [v["formula"] for v in views] == ["G !agent_at(lobby)", "F charger"]
+    assert views[0]["english"] == "the agent must never be in the lobby"
+    assert views[0]["counterexample"] == [["agent_at(lobby)"]]
+    code, out = run("translate", "--props", "charger", "never open the fridge")
+    assert code == 1 and "expected an object of the custom domain (charger)" in out
+
+
+def test_translate_over_a_domain_file_with_aliases() -> None:
+    code, out = run(
+        "translate", "--json", "--domain-file", str(EXAMPLE),
+        "never go to the freezer", "if you open the loading door you must close it later",
+    )  # fmt: skip
+    data = json.loads(out)
+    assert code == 0 and data["domain"] == "warehouse"
+    assert [v["formula"] for v in data["constraints"]] == [
+        "G !agent_at(cold_room)",
+        "G(is_open(dock_door) -> F !is_open(dock_door))",
+    ]
+    assert data["constraints"][0]["grounding"] == {"go to the freezer": "agent_at(cold_room)"}
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--domain", "household", "--props", "a"], "--domain household: not with --props"),
+        (["--domain-file", "d.yaml", "--places", "a"], "--domain-file: not with --props or"),
+        (["--props", "a", "--task", "rooms/0_5"], "--task names a household task"),
+        (["--props", "a,b c"], "--props: item 2: expected a proposition"),
+        (["--places", "x(y)"], "--places: item 1: expected a place name"),
+    ],
+)
+def test_domain_flags_that_conflict_or_are_bad(argv: list[str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        run("translate", *argv, "never enter the lobby")
+
+
+def test_household_default_unchanged_when_named() -> None:
+    sentences = ["never open the fridge", "you have to enter living room before bathroom"]
+    assert run("translate", *sentences) == run("translate", "--domain", "household", *sentences)
+    code, out = run("translate", "--json", "--domain", "household", *sentences)
+    assert code == 0 and json.loads(out)["domain"] == "household"
+
+
+SENTENCES = """\
+# a warehouse shift
+never enter the cold room
+
+  never turn on the lift truck
+be nice
+"""
+
+
+def test_batch_records_and_exit_status(tmp_path: Path) -> None:
+    text = write(tmp_path / "s.txt", SENTENCES + "never " + "x" * 1000 + "\n")
+    out_path = tmp_path / "out" / "records.json"
+    code, out = run(
+        "translate", "--domain-file", str(EXAMPLE), "--file", str(text), "--out", str(out_path)
+    )
+    assert code == 1 and out == "4 sentences, 2 translated, 2 failed\n"
+    data = json.loads(out_path.read_text())
+    assert data["domain"] == "warehouse"
+    first, second, nice, long = data["records"]
+    assert first == {
+        "line": 2, "text": "never enter the cold room", "ok": True,
+        "formula": "G !agent_at(cold_room)", "prefix": "G ! agent_at(cold_room)",
+        "pattern": "global_avoid", "reading": "the agent must never be in the cold room",
+        "error": None,
+    }  # fmt: skip
+    assert second["line"] == 4 and second["formula"] == "G !is_switchedon(forklift)"
+    assert nice["ok"] is False and nice["formula"] is None and "grounding" in nice["error"]
+    assert long["ok"] is False and "expected at most 1,000 characters" in long["error"]
+
+
+def test_batch_exit_zero_and_json_to_stdout(tmp_path: Path) -> None:
+    text = write(tmp_path / "s.txt", "never open the fridge\navoid bathroom at any time\n")
+    code, out = run("translate", "--file", str(text), "--json")
+    data = json.loads(out)
+    assert code == 0 and data["domain"] == "household"
+    assert [r["formula"] for r in data["records"]] == [
+        "G !is_open(fridge)",
+        "G !agent_at(bathroom)",
+    ]
+    assert all(r["ok"] and r["error"] is None for r in data["records"])
+
+
+def test_batch_input_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = write(tmp_path / "s.txt", "# nothing\n\n")
+    with pytest.raises(ConfigError, match="expected 1 to 10,000 sentences, one a line"):
+        run("translate", "--file", str(text))
+    monkeypatch.setattr("governor.cli.ltl.MAX_SENTENCES", 2)
+    text = write(tmp_path / "s.txt", "a\nb\nc\n")
+    with pytest.raises(ConfigError, match="found '3 sentences'"):
+        run("translate", "--file", str(text))
+    with pytest.raises(ConfigError, match="--file: not with sentences as arguments"):
+        run("translate", "--file", str(text), "never open the fridge")
+    with pytest.raises(ConfigError, match="--out: only with --file"):
+        run("translate", "--out", "x.json", "never open the fridge")
+    with pytest.raises(ConfigError, match="expected sentences as arguments, or --file"):
+        run("translate")

@@ -2,6 +2,9 @@
 
 ``translate`` shows each constraint's formula, its English back-translation and a violating
 example trace; ``--accept`` then appends the shown specs to a YAML file as verified.
+The propositions come from the built-in household domain (``--domain household``, the default),
+or from the user: ``--props``/``--places`` lists, or a ``--domain-file``
+(:mod:`governor.ltl.domain_file`). ``--file`` translates a file of sentences in one batch.
 ``check`` runs a monitor over a JSON trace (a list of steps, each a list of true propositions)
 and prints ``{"steps": [...], "final": ...}``; exit status 1 when the trace violates the formula.
 """
@@ -18,17 +21,35 @@ from rich.markup import escape
 from rich.table import Table
 
 from governor.errors import ConfigError, SpecError, expected
+from governor.files import read_text, write_json
 from governor.flags import add_backend_args, backend_config_from_args
 from governor.ltl.domain import Domain
+from governor.ltl.domain_file import flag_domain, load_domain_file
+from governor.ltl.english import english
 from governor.ltl.lang2ltl import translate_all
 from governor.ltl.monitor import Monitor, MonitorVerdict
-from governor.ltl.parser import canonical_label, parse, parse_prefix
+from governor.ltl.parser import canonical_label, parse, parse_prefix, to_prefix
 from governor.ltl.specs import append_specs, spec_from
 from governor.ltl.verify import verify_view
 from governor.usage import metered
 from governor.worlds.household.ltl_domain import household_domain
 
 DOMAINS = ("household",)
+MAX_SENTENCES = 10_000
+"""Most sentences a ``--file`` may hold."""
+MAX_SENTENCE_CHARS = 1_000
+"""Longest sentence line of a ``--file``; a longer one fails its record."""
+DOMAIN_FILE_HELP = (
+    "your domain, YAML or JSON: name, propositions (a list), and optional places, aliases"
+    " (phrase -> object) and rules (formulas that always hold); see examples/domains/"
+)
+BATCH_HELP = (
+    "translate the sentences of a text file, one a line (blank lines and lines starting with #"
+    f" are skipped; at most {MAX_SENTENCES:,} sentences of at most {MAX_SENTENCE_CHARS:,}"
+    " characters); prints one summary line; exit status 1 when any sentence failed. With --out"
+    ' (or --json: to stdout) the records are {"domain": NAME, "records": [{"line", "text", "ok",'
+    ' "formula" (infix), "prefix", "pattern", "reading" (English), "error"}, ...]}'
+)
 
 
 def add_ltl_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -38,8 +59,13 @@ def add_ltl_parser(subparsers: Any) -> argparse.ArgumentParser:
     tr = sub.add_parser(
         "translate", help="translate constraint sentences and show how to verify them"
     )
-    tr.add_argument("text", nargs="+", help="constraint sentence(s), one per argument")
-    tr.add_argument("--domain", choices=DOMAINS, default="household", help="proposition domain")
+    tr.add_argument("text", nargs="*", help="constraint sentence(s), one per argument")
+    tr.add_argument("--domain", choices=DOMAINS, help="built-in domain (the default)")
+    tr.add_argument("--props", metavar="A,B(X),...", help="your propositions, comma-separated")
+    tr.add_argument("--places", metavar="P,Q,...", help="your places (agent_at(P)), one at a time")
+    tr.add_argument("--domain-file", type=Path, metavar="FILE.yaml", help=DOMAIN_FILE_HELP)
+    tr.add_argument("--file", type=Path, metavar="SENTENCES.txt", help=BATCH_HELP)
+    tr.add_argument("--out", type=Path, metavar="PATH.json", help="with --file: write the records")
     tr.add_argument("--task", help="task key (experiment/id): only its objects may be named")
     tr.add_argument("--llm", action="store_true", help="translate through the LLM endpoint")
     add_backend_args(tr)
@@ -59,19 +85,40 @@ def add_ltl_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _domain(args: argparse.Namespace) -> Domain:
-    if args.domain not in DOMAINS:
+    given = {"--props": args.props, "--places": args.places, "--domain-file": args.domain_file}
+    mine = [flag for flag, value in given.items() if value is not None]
+    if args.domain_file is not None and len(mine) > 1:
+        raise ConfigError("--domain-file: not with --props or --places (list them in the file)")
+    if mine and args.domain is not None:
+        raise ConfigError(f"--domain {args.domain}: not with {' or '.join(mine)}: choose one")
+    if mine and args.task:
+        raise ConfigError(f"--task names a household task: not with {' or '.join(mine)}")
+    if args.domain_file is not None:
+        return load_domain_file(args.domain_file)
+    if mine:
+        return flag_domain(args.props, args.places)
+    if (args.domain or "household") not in DOMAINS:
         raise ConfigError(f"--domain: {expected(' or '.join(DOMAINS), args.domain)}")
     return household_domain(args.task)
 
 
 def translate_command(args: argparse.Namespace, console: Console) -> int:
     """Translate, show the verification view, and append accepted specs (``--accept``)."""
+    if args.file is not None:
+        if args.text or args.accept:
+            raise ConfigError("--file: not with sentences as arguments or with --accept")
+    elif not args.text:
+        raise ConfigError("translate: expected sentences as arguments, or --file SENTENCES.txt")
+    elif args.out is not None:
+        raise ConfigError("--out: only with --file (use --json to print JSON)")
     domain = _domain(args)
     backend = None
     if args.llm:
         from governor.backends import backend_from_config
 
         backend = backend_from_config(backend_config_from_args(args))
+    if args.file is not None:
+        return _batch(args, domain, backend, console)
     with metered() as meter:
         translations = translate_all(args.text, domain, backend)
     views = [verify_view(t, domain) for t in translations]
@@ -103,6 +150,45 @@ def translate_command(args: argparse.Namespace, console: Console) -> int:
         console.print(
             f"[red]nothing appended to {escape(str(args.accept))}: "
             f"{len(failed)} sentence(s) not translated[/red]"
+        )
+    return 1 if failed else 0
+
+
+def read_sentences(path: Path) -> list[tuple[int, str]]:
+    """(line number, sentence) of each sentence line: blank and ``#`` lines skipped."""
+    lines = [(i, x.strip()) for i, x in enumerate(read_text(path).splitlines(), 1)]
+    out = [(i, x) for i, x in lines if x and not x.startswith("#")]
+    if not out or len(out) > MAX_SENTENCES:
+        what = f"1 to {MAX_SENTENCES:,} sentences, one a line"
+        raise ConfigError(f"{path}: {expected(what, f'{len(out):,} sentences')}")
+    return out
+
+
+def _batch(args: argparse.Namespace, domain: Domain, backend: Any, console: Console) -> int:
+    """Translate every sentence of ``--file``; write the records; one summary line."""
+    lines = read_sentences(args.file)
+    fits = [(n, x) for n, x in lines if len(x) <= MAX_SENTENCE_CHARS]
+    found = translate_all([x for _, x in fits], domain, backend)
+    done = dict(zip([n for n, _ in fits], found, strict=True))
+    records = []
+    for n, text in lines:
+        t = done.get(n)
+        f = t.formula if t else None
+        error = expected(f"at most {MAX_SENTENCE_CHARS:,} characters", len(text))
+        records.append(
+            {"line": n, "text": text, "ok": f is not None, "formula": f and str(f)}
+            | {"prefix": f and to_prefix(f), "pattern": t and t.pattern}
+            | {"reading": f and english(f, domain), "error": t.error if t else error}
+        )
+    data = {"domain": domain.name, "records": records}
+    if args.out is not None:
+        write_json(args.out, data, "--out")
+    failed = sum(not r["ok"] for r in records)
+    if args.json:
+        _print_json(console, data)
+    else:
+        console.print(
+            f"{len(records)} sentences, {len(records) - failed} translated, {failed} failed"
         )
     return 1 if failed else 0
 
