@@ -107,7 +107,7 @@ class Stub:
                     + payload
                 )
                 await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError, ValueError):
-            pass
+        except (asyncio.IncompleteReadError, ConnectionError, ValueError, asyncio.CancelledError):
+            pass  # a client gone, a malformed request, or the stub stopping with the connection open
         finally:
             writer.close()
