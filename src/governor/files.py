@@ -1,5 +1,6 @@
 """Reading and writing the files governor is configured by and reports to: UTF-8 text with the
-byte offset of a bad byte named, YAML or JSON mappings, indented JSON results.
+byte offset of a bad byte named, YAML or JSON mappings (at most :data:`MAX_MAPPING_BYTES`),
+indented JSON results; and :func:`json_loads`, the JSON reader for untrusted text.
 
 Imports the error tree only.
 """
@@ -7,12 +8,26 @@ Imports the error tree only.
 from __future__ import annotations
 
 import json
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from governor.errors import ConfigError, expected
+
+MAX_MAPPING_BYTES = 4 * 2**20
+"""The largest config, policy, overlay, spec or domain file read (4 MB)."""
+
+
+def json_loads(text: str | bytes) -> Any:
+    """``json.loads`` for untrusted text: nesting too deep for the parser (Python's JSON reader
+    recurses) is a :class:`json.JSONDecodeError` like any other malformed input, not a
+    ``RecursionError``."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", "", 0) from None
 
 
 def read_text(path: str | Path) -> str:
@@ -31,15 +46,22 @@ def read_text(path: str | Path) -> str:
 
 
 def load_mapping(path: str | Path) -> dict[str, Any]:
-    """Read a YAML or JSON file holding one mapping."""
+    """Read a YAML or JSON file holding one mapping (at most :data:`MAX_MAPPING_BYTES`; nesting
+    too deep for the parser is refused like any other invalid file)."""
     path = Path(path)
+    with suppress(OSError):  # a file that cannot be read is named by read_text
+        size = path.stat().st_size
+        if size > MAX_MAPPING_BYTES:
+            found = f"{size:,} bytes"
+            raise ConfigError(f"{path}: {expected(f'at most {MAX_MAPPING_BYTES:,} bytes', found)}")
     text = read_text(path)
+    kind = "JSON" if path.suffix == ".json" else "YAML"
     try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        data = json_loads(text) if kind == "JSON" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(
-            f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}"
-        ) from exc
+        raise ConfigError(f"{path}: not valid {kind}: {exc}") from exc
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid {kind}: nested too deeply") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: {expected('a mapping at the top level', type(data).__name__)}")
     return data

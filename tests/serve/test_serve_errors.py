@@ -54,6 +54,21 @@ def test_malformed_json_and_a_body_that_is_not_an_object(make_client: Maker) -> 
 
 
 @pytest.mark.parametrize(
+    "raw",
+    [b'{"messages": "\xff\xfe"}', b'{"messages": ' + b"[" * 3000 + b"]" * 3000 + b"}"],
+    ids=["not UTF-8", "nested too deeply"],
+)
+def test_bytes_that_are_not_utf8_and_deep_nesting_are_malformed_json(
+    make_client: Maker, raw: bytes
+) -> None:
+    c, _ = make_client()
+    r = c.post("/v1/chat/completions", content=raw, headers={"X-Governor-Session": "s"})
+    assert_error(r, 400, "invalid_json", "malformed JSON")
+    r = c.post("/v1/checks", content=raw)
+    assert_error(r, 400, "invalid_json", "malformed JSON")
+
+
+@pytest.mark.parametrize(
     ("body", "param", "says"),
     [
         ({"messages": "hi"}, "messages", "expected a list of messages, found 'hi'"),

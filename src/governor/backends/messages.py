@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from governor.errors import ConfigError, expected
+from governor.files import json_loads
 
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
@@ -83,7 +84,7 @@ def parse_arguments(text: Any, where: str) -> dict[str, Any]:
         most = f"at most {MAX_ARGUMENTS_CHARS:,} characters"
         raise ConfigError(f"{where}: arguments: {expected(most, f'{len(text):,} characters')}")
     try:
-        value = json.loads(text)
+        value = json_loads(text)
     except ValueError:
         value = None  # not JSON: refused as any other text that is not an object
     if not isinstance(value, dict):

@@ -37,6 +37,7 @@ from governor.errors import (
     ConfigError,
     expected,
 )
+from governor.files import json_loads
 from governor.usage import Usage
 
 log = logging.getLogger(__name__)
@@ -222,7 +223,7 @@ class OpenAIBackend(Backend):
 
     def _decode(self, response: httpx.Response, path: str) -> dict[str, Any]:
         try:
-            data = response.json()
+            data = json_loads(response.content)
         except ValueError as exc:
             found = self._excerpt(response.text)
             raise BackendResponseError(

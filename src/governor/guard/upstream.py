@@ -23,6 +23,7 @@ from typing import Any
 from governor.backends.base import Backend, Completion, Message
 from governor.core import Candidate, Feedback, FeedbackKind, Policy, Trajectory
 from governor.errors import ConfigError
+from governor.files import json_loads
 from governor.guard.messages import Conversation, Reply, reply_from
 
 NOTE = {
@@ -107,7 +108,7 @@ def text_candidate(text: Any) -> Candidate[Any]:
     body = text.strip()
     if body.startswith("{") and '"tool_calls"' in body:
         try:
-            data = json.loads(body)
+            data = json_loads(body)
             reply = reply_from(data if isinstance(data, dict) else body, "upstream reply")
         except (ValueError, ConfigError) as exc:
             return Candidate.invalid(text, f"expected well-formed tool calls: {exc}")

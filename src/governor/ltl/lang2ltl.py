@@ -23,6 +23,7 @@ from typing import Any
 
 from governor.backends.base import Backend, Message
 from governor.errors import BackendError, SpecError, expected
+from governor.files import json_loads
 from governor.ltl import patterns as pt
 from governor.ltl.domain import Domain, proposition_args, spelling_key
 from governor.ltl.english import pattern_of
@@ -162,7 +163,7 @@ def _user(rule: str) -> Message:
 def _json(text: str, kind: type, what: str) -> Any:
     body = re.sub(r"^```(?:json)?|```$", "", text.strip()).strip()
     try:
-        value = json.loads(body)
+        value = json_loads(body)
     except json.JSONDecodeError:
         raise SpecError(expected(what, text.strip()[:200])) from None
     if not isinstance(value, kind):

@@ -8,7 +8,6 @@ Imports starlette's request type, the error tree and the service's errors.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from starlette.requests import Request
 
 from governor.errors import expected
+from governor.files import json_loads
 from governor.serve.errors import ApiError, bad_request
 
 MAX_BODY_BYTES = 1_000_000
@@ -39,7 +39,7 @@ async def read_json(request: Request, limit: int = MAX_BODY_BYTES) -> dict[str, 
         chunks.append(chunk)
     raw = b"".join(chunks)
     try:
-        data = json.loads(raw)
+        data = json_loads(raw)
     except (UnicodeDecodeError, ValueError) as exc:
         raise bad_request(
             f"expected a JSON body, found malformed JSON ({exc})", code="invalid_json"

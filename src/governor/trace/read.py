@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from governor.errors import ConfigError, expected
+from governor.files import json_loads
 from governor.trace.store import trace_format
 
 Records = list[dict[str, Any]]
@@ -124,6 +125,6 @@ def _read_sqlite(path: Path) -> tuple[Records, list[tuple[str, str, dict[str, An
 
 def _loads(text: Any) -> Any:
     try:
-        return json.loads(text)
+        return json_loads(text)
     except (TypeError, json.JSONDecodeError):
         return None

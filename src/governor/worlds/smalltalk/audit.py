@@ -20,7 +20,7 @@ from governor.conversation.small_talk import small_talk_constraints
 from governor.core import Candidate, Trajectory, Verdict
 from governor.errors import ConfigError, expected
 from governor.feedback import TemplateFeedbackWriter
-from governor.files import read_text
+from governor.files import json_loads, read_text
 from governor.overlays.features.base import FEATURES, measure
 from governor.overlays.features.dialogue import Dialogue, Turn
 from governor.trace import to_jsonable
@@ -36,7 +36,7 @@ def read_transcript(path: str | Path) -> Dialogue:
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
+            item = json_loads(line)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{path}, line {n}: not valid JSON: {exc.msg}") from exc
         if not isinstance(item, dict):
