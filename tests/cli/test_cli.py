@@ -141,3 +141,15 @@ def test_version_imports_no_command_module() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.splitlines() == ["governor 0.1.0", "[]"]
+
+
+def test_the_cli_builds_without_the_serve_extra() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['starlette'] = None; sys.modules['uvicorn'] = None; "
+        "from governor.cli import build_parser; build_parser(); print('built')"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "built", out.stderr

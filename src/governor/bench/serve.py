@@ -35,7 +35,6 @@ from governor.errors import ConfigError, expected
 from governor.files import write_json
 from governor.flags import Subcommands, add_dataclass_args, dataclass_from_args
 from governor.guard import Guard, MemoryStore
-from governor.serve.local import serving
 
 """The most seconds one cell (one check set, one concurrency, one target) may run."""
 
@@ -81,7 +80,8 @@ def concurrencies(text: str) -> list[int]:
 
 def run(cfg: ServeBenchConfig) -> dict[str, Any]:
     """``{"config", "rows": [...], "checks_per_s"}`` (see the module doc)."""
-    from governor.serve import create_app
+    from governor.serve import create_app  # the [serve] extra: only when the bench runs
+    from governor.serve.local import serving
 
     rows: list[dict[str, Any]] = []
     tag = f"{time.time_ns():x}"
