@@ -24,6 +24,7 @@ from typing import Any, Self
 
 from governor.core import Decision
 from governor.errors import ConfigError, GovernorError, expected
+from governor.sqlite import open_wal
 from governor.trace.jsonable import dumps, to_jsonable
 from governor.trace.record import decision_record
 
@@ -137,11 +138,10 @@ class SqliteTrace(TraceWriter):
         self.path, self.run = Path(path), run or new_run_id()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S)
+            db = open_wal(self.path, BUSY_TIMEOUT_S)
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(f"{self.path}: {expected('a writable file', str(exc))}") from exc
         try:
-            db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             with db:
                 db.executescript(_SCHEMA)
