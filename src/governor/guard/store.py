@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from governor.errors import GovernorError
-from governor.sqlite import open_wal
+from governor.sqlite import use_wal
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS sessions ("
@@ -124,11 +124,9 @@ class SqliteStore:
     def __init__(self, path: str | Path, *, timeout_s: float = 30.0) -> None:
         self.path = Path(path)
         self.timeout_s = timeout_s
+        db = self._connect()
         try:
-            db = open_wal(self.path, self.timeout_s)
-        except sqlite3.Error as exc:
-            raise StoreError(f"session store {self.path}: cannot open: {exc}") from exc
-        try:
+            use_wal(db, self.timeout_s)
             with db:
                 for statement in SCHEMA:
                     db.execute(statement)

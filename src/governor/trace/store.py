@@ -24,7 +24,7 @@ from typing import Any, Self
 
 from governor.core import Decision
 from governor.errors import ConfigError, GovernorError, expected
-from governor.sqlite import open_wal
+from governor.sqlite import use_wal
 from governor.trace.jsonable import dumps, to_jsonable
 from governor.trace.record import decision_record
 
@@ -138,10 +138,11 @@ class SqliteTrace(TraceWriter):
         self.path, self.run = Path(path), run or new_run_id()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = open_wal(self.path, BUSY_TIMEOUT_S)
+            db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S)
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(f"{self.path}: {expected('a writable file', str(exc))}") from exc
         try:
+            use_wal(db, BUSY_TIMEOUT_S)
             db.execute("PRAGMA synchronous=NORMAL")
             with db:
                 db.executescript(_SCHEMA)
