@@ -200,3 +200,21 @@ def test_the_built_in_smalltalk_policy_serves(server: FakeOpenAIServer) -> None:
     assert (
         sent["messages"][0]["role"] == "system" and "small talk" in sent["messages"][0]["content"]
     )
+
+
+def test_a_request_sets_its_own_temperature_and_can_only_lower_max_tokens(
+    base: str, server: FakeOpenAIServer
+) -> None:
+    server.script("/chat/completions", text("One."), text("Two."), text("Three."))
+    c = client(base, "sampling")
+    history: list[Any] = [{"role": "user", "content": "hi"}]
+    c.chat.completions.create(model="m", messages=history, temperature=0.1, max_tokens=7)
+    history += [{"role": "assistant", "content": "One."}, {"role": "user", "content": "and?"}]
+    c.chat.completions.create(model="m", messages=history, max_tokens=1_000_000)
+    history += [{"role": "assistant", "content": "Two."}, {"role": "user", "content": "so?"}]
+    c.chat.completions.create(model="m", messages=history)
+    sent = [r.body for r in server.requests_to("/chat/completions")]
+    policy_bound = sent[2]["max_tokens"]
+    assert (sent[0]["temperature"], sent[0]["max_tokens"]) == (0.1, 7)
+    assert sent[1]["max_tokens"] == policy_bound  # a request cannot raise the policy's bound
+    assert sent[1]["temperature"] == sent[2]["temperature"] != 0.1

@@ -14,7 +14,7 @@ families and the trace records; never ``governor.worlds``, ``governor.cli`` or `
 """
 
 from governor.guard.facade import Guard
-from governor.guard.messages import Conversation, Message, Reply, ToolCall
+from governor.guard.messages import Conversation, Message, Reply, Sampling, ToolCall
 from governor.guard.policy import GuardPolicy, LTLRule, Upstream, load_policy, policy_from_mapping
 from governor.guard.session import CheckResult, GuardReply, GuardSession, SyncInLoopError
 from governor.guard.store import MemoryStore, SessionStore, SqliteStore, StoreError
@@ -31,6 +31,7 @@ __all__ = [
     "MemoryStore",
     "Message",
     "Reply",
+    "Sampling",
     "SessionStore",
     "SqliteStore",
     "StoreError",

@@ -11,7 +11,7 @@ dicts. Imports the backend message types and the error tree.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from governor.backends.base import ROLES, Message, ToolCall
@@ -108,14 +108,27 @@ def reply_from(value: Any, where: str = "candidate") -> Reply:
 
 
 @dataclass(frozen=True)
+class Sampling:
+    """A request's own sampling settings; ``None`` keeps the policy's upstream setting.
+
+    ``max_tokens`` can only lower the policy's bound, never raise it.
+    """
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+
+@dataclass(frozen=True)
 class Conversation:
-    """The observation of a guarded session: the messages so far and the tools on offer."""
+    """The observation of a guarded session: the messages so far, the tools on offer and the
+    request's sampling settings."""
 
     messages: tuple[Message, ...] = ()
     tools: tuple[Any, ...] = ()
+    sampling: Sampling = field(default_factory=Sampling)
 
     def then(self, *more: Message) -> Conversation:
-        return Conversation((*self.messages, *more), self.tools)
+        return Conversation((*self.messages, *more), self.tools, self.sampling)
 
 
 def messages_of(observation: Any) -> tuple[Message, ...]:

@@ -37,6 +37,7 @@ from governor.guard.messages import (
     Conversation,
     Message,
     Reply,
+    Sampling,
     conversation_from,
     reply_from,
     reply_of,
@@ -105,10 +106,15 @@ class GuardSession:
     # ------------------------------------------------------------------ async API
 
     async def respond(
-        self, messages: Sequence[Any], *, tools: Sequence[Any] | None = None
+        self,
+        messages: Sequence[Any],
+        *,
+        tools: Sequence[Any] | None = None,
+        sampling: Sampling | None = None,
     ) -> GuardReply:
-        """The guarded reply to the conversation ``messages`` (see the module doc)."""
-        return await self._run(self._respond, messages, tools)
+        """The guarded reply to the conversation ``messages`` (see the module doc); ``sampling``
+        carries the request's own temperature and ``max_tokens``."""
+        return await self._run(self._respond, messages, tools, sampling or Sampling())
 
     async def check(self, candidate: Any, *, messages: Sequence[Any] | None = None) -> CheckResult:
         """The verdicts on ``candidate`` (text, a Reply or an assistant message); no LLM call."""
@@ -128,9 +134,13 @@ class GuardSession:
     # ------------------------------------------------------------------ sync API
 
     def respond_sync(
-        self, messages: Sequence[Any], *, tools: Sequence[Any] | None = None
+        self,
+        messages: Sequence[Any],
+        *,
+        tools: Sequence[Any] | None = None,
+        sampling: Sampling | None = None,
     ) -> GuardReply:
-        return _sync("respond", lambda: self.respond(messages, tools=tools))
+        return _sync("respond", lambda: self.respond(messages, tools=tools, sampling=sampling))
 
     def check_sync(self, candidate: Any, *, messages: Sequence[Any] | None = None) -> CheckResult:
         return _sync("check", lambda: self.check(candidate, messages=messages))
@@ -183,7 +193,10 @@ class GuardSession:
         return True
 
     def _catch_up(
-        self, messages: Sequence[Any] | None, tools: Sequence[Any] | None
+        self,
+        messages: Sequence[Any] | None,
+        tools: Sequence[Any] | None,
+        sampling: Sampling | None = None,
     ) -> tuple[Trajectory, int]:
         state = self.state
         known = state.messages
@@ -195,7 +208,7 @@ class GuardSession:
                     f"session {self.id}: messages[{i}]: expected the session's message"
                     f" {m.to_dict()!r:.200}, found {found} (a session's history cannot change)"
                 )
-        conv = Conversation(known, tuple(tools or ()))
+        conv = Conversation(known, tuple(tools or ()), sampling or Sampling())
         traj = Trajectory(conv, memory=state.memory, feedback=state.feedback)
         t = state.t
         for m in given[len(known) :]:
@@ -215,9 +228,11 @@ class GuardSession:
         self.store.save(self.id, state_to_json(state, self.observer.constraints), record)
         self._state = state
 
-    def _respond(self, messages: Sequence[Any], tools: Sequence[Any] | None) -> GuardReply:
+    def _respond(
+        self, messages: Sequence[Any], tools: Sequence[Any] | None, sampling: Sampling
+    ) -> GuardReply:
         start = time.perf_counter()
-        traj, t = self._catch_up(messages, tools)
+        traj, t = self._catch_up(messages, tools, sampling)
         decision = self.observer.step(traj)
         if decision.executed and isinstance(decision.action, Reply):
             reply = decision.action

@@ -2,7 +2,8 @@
 
 The request is the policy's system prompt (if any), the conversation, and, when the observer has
 something to say, its feedback as a final system note. One request asks for ``n`` completions and
-counts as one LLM call (the backend records it).
+counts as one LLM call (the backend records it). A request's own temperature replaces the
+policy's; its ``max_tokens`` can lower the policy's bound, never raise it.
 
 A backend that ``supports_tools`` (e.g. :class:`~governor.backends.openai.OpenAIBackend`) receives
 the conversation's messages (tool calls and tool results included) and the ``tools`` as they are,
@@ -61,11 +62,12 @@ class UpstreamPolicy(Policy):
         if not isinstance(conv, Conversation):
             raise ConfigError(f"upstream: expected a Conversation, found {type(conv).__name__}")
         native = self.backend.supports_tools
+        asked = conv.sampling
         result = self.backend.chat(
             self.messages(conv, feedback, native=native),
             n=n,
-            temperature=self.temperature,
-            max_tokens=self.max_tokens,
+            temperature=self.temperature if asked.temperature is None else asked.temperature,
+            max_tokens=min(self.max_tokens, asked.max_tokens or self.max_tokens),
             tools=conv.tools if native else None,
         )
         return [completion_candidate(c) for c in result.completions]

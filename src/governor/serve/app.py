@@ -107,7 +107,7 @@ class Service:
             return _reply(answer, body)
         session = self.guard.session(body.session)
         start = time.perf_counter()
-        guarded = await session.respond(body.messages, tools=body.tools)
+        guarded = await session.respond(body.messages, tools=body.tools, sampling=body.sampling)
         self.metrics.observe(guarded.summary, time.perf_counter() - start)
         if _nothing_safe_to_say(guarded):
             raise ApiError(

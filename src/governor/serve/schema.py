@@ -9,13 +9,14 @@ Imports starlette's request type, the error tree and the service's errors.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.requests import Request
 
 from governor.errors import expected
 from governor.files import json_loads
+from governor.guard import Sampling
 from governor.serve.errors import ApiError, bad_request
 
 MAX_BODY_BYTES = 1_000_000
@@ -60,14 +61,15 @@ def _type(body: dict[str, Any], key: str, kinds: tuple[type, ...], what: str) ->
 
 @dataclass(frozen=True)
 class ChatBody:
-    """A chat completions request as served (``temperature`` and ``max_tokens`` are checked but
-    the policy's upstream settings are the ones used)."""
+    """A chat completions request as served; ``sampling`` holds its own ``temperature`` and
+    ``max_tokens`` (which can lower the policy's bound, never raise it)."""
 
     model: str
     messages: list[Any]
     tools: list[Any] | None
     stream: bool
     session: str
+    sampling: Sampling = field(default_factory=Sampling)
 
 
 def chat_body(body: dict[str, Any], session_header: str | None) -> ChatBody:
@@ -99,7 +101,8 @@ def chat_body(body: dict[str, Any], session_header: str | None) -> ChatBody:
             "user",
             "missing_session",
         )
-    return ChatBody(model or "governor", messages, tools, bool(stream), session)
+    sampling = Sampling(None if temperature is None else float(temperature), max_tokens)
+    return ChatBody(model or "governor", messages, tools, bool(stream), session, sampling)
 
 
 @dataclass(frozen=True)
