@@ -221,3 +221,36 @@ def test_the_serve_flag_names_a_postgres_store(postgres_dsn: str) -> None:
     assert isinstance(store, PostgresStore)
     label = store_label(spec, store)
     assert "hunter2" not in label and "dbname=" in label
+
+
+def backends(dsn: str) -> int:
+    """The number of server processes serving clients of the database."""
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND pid <> pg_backend_pid()"
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_connections_are_pooled_and_a_restart_costs_no_later_call(
+    postgres_server: PostgresServer, postgres_dsn: str
+) -> None:
+    store = PostgresStore(postgres_dsn, pool_size=2)
+    for t in range(20):
+        with store.locked("a"):
+            store.load("a")
+            store.save("a", {"t": t}, {"t": t})
+        store.records("a")
+    assert backends(postgres_dsn) <= 2  # 60 calls, not 60 connections
+    postgres_server.stop()
+    postgres_server.start()
+    with store.locked("a"):  # the pooled connections died with the server: new ones are made
+        assert store.load("a") == {"t": 19}
+        store.save("a", {"t": 20}, {"t": 20})
+    assert [r["t"] for r in store.records("a")][-2:] == [19, 20]
+    store.close()
+    assert backends(postgres_dsn) == 0

@@ -71,8 +71,12 @@ class Guard:
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="governor-guard")
 
     def close(self) -> None:
-        """Stop the worker threads (calls in flight finish first)."""
+        """Stop the worker threads (calls in flight finish first), then let the store close
+        what it keeps open (a pool's idle connections)."""
         self.executor.shutdown(wait=True)
+        close = getattr(self.store, "close", None)
+        if callable(close):
+            close()
 
     @classmethod
     def from_policy(

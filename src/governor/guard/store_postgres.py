@@ -9,8 +9,10 @@ transaction and takes the transaction-level advisory lock of the session
 that transaction, asks the upstream, and its save commits the transaction, which releases the
 lock. So two instances sharing one database serve a session one call at a time, each call seeing
 the last committed decision, with the same result as one instance. A connection per call (per
-lock), so threads never share one; psycopg (v3, the ``[postgres]`` extra) is imported on first
-use. Every failure is a :class:`~governor.guard.store.StoreError` naming what failed and the
+lock), so threads never share one; a connection is taken from, and given back to, a pool of at
+most ``pool_size`` idle ones (rolled back first; a broken one is dropped, so a database restart
+costs the calls in flight, never a later one's safety). psycopg (v3, the ``[postgres]`` extra) is
+imported on first use. Every failure is a :class:`~governor.guard.store.StoreError` naming what failed and the
 server (host, port, database, user; never the password). Imports the guard's store.
 """
 
@@ -19,6 +21,8 @@ from __future__ import annotations
 import json
 import threading
 import time
+import weakref
+from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from types import ModuleType
@@ -42,6 +46,8 @@ UPSERT = (
     "INSERT INTO governor_sessions (id, state, updated) VALUES (%s, %s, %s)"
     " ON CONFLICT (id) DO UPDATE SET state = excluded.state, updated = excluded.updated"
 )
+READ_STATE = "SELECT state FROM governor_sessions WHERE id = %s"
+RECORDS = "SELECT record FROM governor_decisions WHERE session = %s ORDER BY n"
 INSERT_RECORD = (
     "INSERT INTO governor_decisions (session, t, record, created) VALUES (%s, %s, %s, %s)"
 )
@@ -55,6 +61,15 @@ def _psycopg() -> ModuleType:
             f"postgres store: expected psycopg (pip install -e '.[postgres]' in the governor checkout), found {exc}"
         ) from None
     return psycopg
+
+
+def _close_idle(idle: deque[Any], lock: threading.Lock, error: type[Exception]) -> None:
+    with lock:
+        conns = list(idle)
+        idle.clear()
+    for conn in conns:
+        with suppress(error):
+            conn.close()
 
 
 def describe_dsn(dsn: str) -> tuple[str, str]:
@@ -77,19 +92,29 @@ class PostgresStore:
     """Sessions in the PostgreSQL database ``dsn`` (its tables created when missing).
 
     ``lock_timeout_s`` bounds the wait for a session another instance is serving (then the call
-    fails with a :class:`StoreError`); ``connect_timeout_s`` bounds each connection attempt.
+    fails with a :class:`StoreError`); ``connect_timeout_s`` bounds each connection attempt;
+    ``pool_size`` is how many idle connections are kept for the next calls (0: none).
     """
 
     shared = True
 
     def __init__(
-        self, dsn: str, *, connect_timeout_s: float = 10.0, lock_timeout_s: float = 120.0
+        self,
+        dsn: str,
+        *,
+        connect_timeout_s: float = 10.0,
+        lock_timeout_s: float = 120.0,
+        pool_size: int = 8,
     ) -> None:
         self._pg = _psycopg()
         self._dsn = dsn
         self.where, self._password = describe_dsn(dsn)
         self.connect_timeout_s = connect_timeout_s
         self.lock_timeout_s = lock_timeout_s
+        self.pool_size = pool_size
+        self._idle: deque[Any] = deque()
+        self._idle_lock = threading.Lock()
+        weakref.finalize(self, _close_idle, self._idle, self._idle_lock, self._pg.Error)
         self._held = threading.local()
         conn = self._connect("create the tables")
         try:
@@ -124,6 +149,49 @@ class PostgresStore:
             raise self._error(f"cannot connect to {what}", exc) from None
         return conn
 
+    def _opened(self, what: str, sql: str, params: tuple[Any, ...]) -> tuple[Any, Any]:
+        """A connection (an idle one of the pool, else a new one) and the cursor of its first
+        statement ``sql``. A pooled connection found dead by that statement (the server
+        restarted) is dropped and the statement runs once more on a new connection; any other
+        failure is the caller's (raised as ``psycopg.Error``, the connection given back)."""
+        with self._idle_lock:
+            conn = self._idle.pop() if self._idle else None
+        if conn is not None:
+            try:
+                return conn, conn.execute(sql, params)
+            except self._pg.OperationalError:
+                if not conn.broken:
+                    self._give_back(conn)
+                    raise
+                with suppress(self._pg.Error):
+                    conn.close()
+        conn = self._connect(what)
+        try:
+            return conn, conn.execute(sql, params)
+        except BaseException:
+            self._give_back(conn)
+            raise
+
+    def _give_back(self, conn: Any) -> None:
+        """Return ``conn`` to the pool, rolled back (which releases its locks), or close it."""
+        if not (conn.closed or conn.broken):
+            try:
+                conn.rollback()
+            except self._pg.Error:
+                pass
+            else:
+                with self._idle_lock:
+                    if len(self._idle) < self.pool_size:
+                        self._idle.append(conn)
+                        return
+        with suppress(self._pg.Error):
+            conn.close()
+
+    def close(self) -> None:
+        """Close the idle connections (calls in flight keep theirs until they end); also done
+        when the store is garbage-collected."""
+        _close_idle(self._idle, self._idle_lock, self._pg.Error)
+
     def _holding(self) -> dict[str, Any]:
         held: dict[str, Any] | None = getattr(self._held, "conns", None)
         if held is None:
@@ -143,40 +211,34 @@ class PostgresStore:
         if session_id in held:  # re-entered in this thread: already held
             yield
             return
-        conn = self._connect(f"lock session {session_id}")
         try:
-            try:
-                conn.execute(LOCK, (NAMESPACE, session_id))
-            except self._pg.Error as exc:
-                raise self._error(f"cannot lock session {session_id}", exc) from None
+            conn, _ = self._opened(f"lock session {session_id}", LOCK, (NAMESPACE, session_id))
+        except self._pg.Error as exc:
+            raise self._error(f"cannot lock session {session_id}", exc) from None
+        try:
             held[session_id] = conn
             try:
                 yield
             finally:
                 held.pop(session_id, None)
-        finally:
-            with suppress(self._pg.Error):  # a broken connection holds no lock any more
-                conn.rollback()  # nothing to undo after a save's commit; releases the lock
-            conn.close()
+        finally:  # rolled back: nothing to undo after a save's commit; releases the lock
+            self._give_back(conn)
 
     # ------------------------------------------------------------------ SessionStore
 
     def load(self, session_id: str) -> Mapping[str, Any] | None:
-        conn: Any = self._holding().get(session_id)
-        own = conn is None
-        if own:
-            conn = self._connect(f"read {session_id}")
+        held: Any = self._holding().get(session_id)
         try:
-            row = conn.execute(
-                "SELECT state FROM governor_sessions WHERE id = %s", (session_id,)
-            ).fetchone()
-            if own:
-                conn.rollback()
+            if held is not None:
+                row = held.execute(READ_STATE, (session_id,)).fetchone()
+            else:
+                conn, cursor = self._opened(f"read {session_id}", READ_STATE, (session_id,))
+                try:
+                    row = cursor.fetchone()
+                finally:
+                    self._give_back(conn)
         except self._pg.Error as exc:
             raise self._error(f"cannot read {session_id}", exc) from None
-        finally:
-            if own:
-                conn.close()
         return None if row is None else json.loads(row[0])
 
     def save(
@@ -187,11 +249,9 @@ class PostgresStore:
         held = self._holding()
         conn: Any = held.pop(session_id, None)  # a save ends the call's transaction
         own = conn is None
-        if own:
-            conn = self._connect(f"save {session_id}")
         try:
             if own:
-                conn.execute(LOCK, (NAMESPACE, session_id))
+                conn, _ = self._opened(f"save {session_id}", LOCK, (NAMESPACE, session_id))
             conn.execute(UPSERT, (session_id, text, now))
             if rec is not None:
                 conn.execute(INSERT_RECORD, (session_id, int(state.get("t", 0)), rec, now))
@@ -199,18 +259,16 @@ class PostgresStore:
         except self._pg.Error as exc:
             raise self._error(f"cannot save {session_id}", exc) from None
         finally:
-            if own:
-                conn.close()
+            if own and conn is not None:  # a held one goes back when its lock's block ends
+                self._give_back(conn)
 
     def records(self, session_id: str) -> list[dict[str, Any]]:
-        conn = self._connect(f"read the records of {session_id}")
         try:
-            rows = conn.execute(
-                "SELECT record FROM governor_decisions WHERE session = %s ORDER BY n",
-                (session_id,),
-            ).fetchall()
+            conn, cursor = self._opened(f"read the records of {session_id}", RECORDS, (session_id,))
+            try:
+                rows = cursor.fetchall()
+            finally:
+                self._give_back(conn)
         except self._pg.Error as exc:
             raise self._error(f"cannot read the records of {session_id}", exc) from None
-        finally:
-            conn.close()
         return [json.loads(r[0]) for r in rows]
