@@ -15,11 +15,11 @@ from guard_helpers import Conversation, call, tool_guard
 from postgres_server import PostgresServer
 
 from governor.backends.scripted import Reply as Scripted
-from governor.cli.serve import store_from, store_label
 from governor.core import DecisionKind
 from governor.guard import MemoryStore, StoreError
 from governor.guard.store import SharedStore, shared_lock
 from governor.guard.store_postgres import PostgresStore
+from governor.guard.store_spec import store_from, store_label
 
 pytestmark = pytest.mark.postgres
 

@@ -11,9 +11,9 @@ import uvicorn
 from guard_helpers import TOOLS_POLICY
 
 from governor.cli import main
-from governor.cli.serve import store_from
 from governor.errors import ConfigError
 from governor.guard import MemoryStore, SqliteStore
+from governor.guard.store_spec import store_from
 
 
 @pytest.fixture

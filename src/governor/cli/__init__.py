@@ -62,6 +62,7 @@ def _trace_show(args: argparse.Namespace, console: Console) -> int:
 def build_parser() -> Parser:
     from governor.bench import ltl_speed, reguard_report
     from governor.bench import serve as serve_bench
+    from governor.bench import store_cycle
     from governor.cli.conversation import (
         add_audit_parser,
         add_calibrate_parser,
@@ -101,6 +102,7 @@ def build_parser() -> Parser:
     ltl_speed.add_parser(bench)
     reguard_report.add_parser(bench)
     serve_bench.add_parser(bench)
+    store_cycle.add_parser(bench)
 
     trace = sub.add_parser("trace", help="inspect decision traces").add_subparsers(
         dest="trace", required=True, parser_class=Parser

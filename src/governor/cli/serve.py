@@ -19,7 +19,8 @@ from typing import Any
 from rich.console import Console
 
 from governor.errors import ConfigError, expected
-from governor.guard import Guard, GuardPolicy, MemoryStore, SessionStore, SqliteStore, load_policy
+from governor.guard import Guard, GuardPolicy, load_policy
+from governor.guard.store_spec import store_from, store_label
 
 DEFAULT_STORE = "sqlite:governor-sessions.sqlite3"
 
@@ -56,26 +57,6 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     serve.set_defaults(handler=serve_command)
     return serve
-
-
-def store_from(spec: str) -> SessionStore:
-    """The store a ``--store`` value names."""
-    if spec == "memory":
-        return MemoryStore()
-    if spec.startswith("sqlite:") and spec[len("sqlite:") :]:
-        return SqliteStore(spec[len("sqlite:") :])
-    if spec.startswith("postgres:") and spec[len("postgres:") :]:
-        from governor.guard.store_postgres import PostgresStore
-
-        return PostgresStore(spec[len("postgres:") :])
-    shown = "postgres:..." if spec.startswith("postgres") else spec  # a DSN may hold a password
-    raise ConfigError(f"--store: {expected('sqlite:PATH or memory or postgres:DSN', shown)}")
-
-
-def store_label(spec: str, store: SessionStore) -> str:
-    """How the startup line names the store (a DSN's password never shown)."""
-    where = getattr(store, "where", None)
-    return where if spec.startswith("postgres:") and isinstance(where, str) else spec
 
 
 def serve_command(args: argparse.Namespace, console: Console) -> int:

@@ -1,0 +1,31 @@
+"""Session stores named by a ``--store`` value: ``sqlite:PATH``, ``memory`` or ``postgres:DSN``.
+
+Imports the guard's stores (PostgreSQL only when named, so psycopg stays optional).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from governor.errors import ConfigError, expected
+from governor.guard.store import MemoryStore, SessionStore, SqliteStore
+
+
+def store_from(spec: str, **postgres: Any) -> SessionStore:
+    """The store a ``--store`` value names (``postgres`` options go to a PostgreSQL store)."""
+    if spec == "memory":
+        return MemoryStore()
+    if spec.startswith("sqlite:") and spec[len("sqlite:") :]:
+        return SqliteStore(spec[len("sqlite:") :])
+    if spec.startswith("postgres:") and spec[len("postgres:") :]:
+        from governor.guard.store_postgres import PostgresStore
+
+        return PostgresStore(spec[len("postgres:") :], **postgres)
+    shown = "postgres:..." if spec.startswith("postgres") else spec  # a DSN may hold a password
+    raise ConfigError(f"--store: {expected('sqlite:PATH or memory or postgres:DSN', shown)}")
+
+
+def store_label(spec: str, store: SessionStore) -> str:
+    """How the startup line names the store (a DSN's password never shown)."""
+    where = getattr(store, "where", None)
+    return where if spec.startswith("postgres:") and isinstance(where, str) else spec
