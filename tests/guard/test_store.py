@@ -117,3 +117,17 @@ def test_an_unusable_sqlite_path_is_a_store_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="cannot"):
         SqliteStore(tmp_path / "missing" / "dir" / "s.db")
     assert isinstance(Guard, type)
+
+
+def test_a_probe_checks_the_store_is_writable_and_leaves_no_row(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    store = SqliteStore(path)
+    store.save("a", {"t": 1}, None)
+    store.probe()
+    MemoryStore().probe()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT id FROM sessions").fetchall() == [("a",)]
+        db.execute("BEGIN IMMEDIATE")  # another writer holds the write lock
+        with pytest.raises(StoreError, match="cannot write"):
+            SqliteStore(path, timeout_s=0.05).probe()
+        db.rollback()

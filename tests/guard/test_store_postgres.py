@@ -254,3 +254,11 @@ def test_connections_are_pooled_and_a_restart_costs_no_later_call(
     assert [r["t"] for r in store.records("a")][-2:] == [19, 20]
     store.close()
     assert backends(postgres_dsn) == 0
+
+
+def test_a_probe_writes_nothing_that_stays(postgres_dsn: str) -> None:
+    store = PostgresStore(postgres_dsn)
+    store.probe()
+    store.probe()
+    assert store.load("governor-readiness-probe") is None
+    store.close()

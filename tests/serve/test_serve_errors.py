@@ -175,9 +175,21 @@ class BrokenStore(MemoryStore):
     def save(self, session_id: str, state: Mapping[str, Any], record: Any) -> None:
         raise StoreError("disk gone")
 
+    def probe(self) -> None:
+        raise StoreError("disk gone")
 
-def test_a_store_that_cannot_be_read_is_a_503_and_not_ready(make_client: Maker) -> None:
-    c, _ = make_client(store=BrokenStore())
+
+class ProbelessStore(BrokenStore):
+    """A store of its user's without a probe: readiness falls back to a save."""
+
+    probe = None  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize("store", [BrokenStore, ProbelessStore])
+def test_a_store_that_cannot_be_read_is_a_503_and_not_ready(
+    make_client: Maker, store: type[MemoryStore]
+) -> None:
+    c, _ = make_client(store=store())
     r = c.post("/v1/chat/completions", json={"user": "s", "messages": HI})
     assert_error(r, 503, "unavailable", "session store")
     ready = c.get("/readyz")

@@ -35,6 +35,10 @@ SCHEMA = (
 )
 
 
+PROBE_ID = "governor-readiness-probe"
+"""The session a store's ``probe`` writes and rolls back (readiness checks leave no row)."""
+
+
 class StoreError(GovernorError):
     """A session store could not read or write."""
 
@@ -117,6 +121,9 @@ class MemoryStore:
         with self._lock:
             return [json.loads(r) for r in self._records.get(session_id, [])]
 
+    def probe(self) -> None:
+        """Nothing to check: memory is always writable."""
+
 
 class SqliteStore:
     """Sessions in the SQLite file ``path`` (created with its tables when missing)."""
@@ -173,6 +180,22 @@ class SqliteStore:
                     )
         except sqlite3.Error as exc:
             raise StoreError(f"session store {self.path}: cannot save {session_id}: {exc}") from exc
+        finally:
+            db.close()
+
+    def probe(self) -> None:
+        """Check that a save would succeed (a row written, then rolled back: nothing stays)."""
+        db = self._connect()
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            db.execute(
+                "INSERT INTO sessions (id, state, updated) VALUES (?, '{}', 0)"
+                " ON CONFLICT(id) DO NOTHING",
+                (PROBE_ID,),
+            )
+            db.rollback()
+        except sqlite3.Error as exc:
+            raise StoreError(f"session store {self.path}: cannot write: {exc}") from exc
         finally:
             db.close()
 

@@ -28,7 +28,7 @@ from contextlib import contextmanager, suppress
 from types import ModuleType
 from typing import Any
 
-from governor.guard.store import StoreError, _encoded
+from governor.guard.store import PROBE_ID, StoreError, _encoded
 
 NAMESPACE = 0x676F76
 """The first key of every advisory lock this store takes (the second: the session id's hash)."""
@@ -45,6 +45,10 @@ LOCK = "SELECT pg_advisory_xact_lock(%s, hashtext(%s))"
 UPSERT = (
     "INSERT INTO governor_sessions (id, state, updated) VALUES (%s, %s, %s)"
     " ON CONFLICT (id) DO UPDATE SET state = excluded.state, updated = excluded.updated"
+)
+PROBE = (
+    "INSERT INTO governor_sessions (id, state, updated) VALUES (%s, '{}', 0)"
+    " ON CONFLICT (id) DO NOTHING"
 )
 READ_STATE = "SELECT state FROM governor_sessions WHERE id = %s"
 RECORDS = "SELECT record FROM governor_decisions WHERE session = %s ORDER BY n"
@@ -261,6 +265,14 @@ class PostgresStore:
         finally:
             if own and conn is not None:  # a held one goes back when its lock's block ends
                 self._give_back(conn)
+
+    def probe(self) -> None:
+        """Check that a save would succeed (a row written, then rolled back: nothing stays)."""
+        try:
+            conn, _ = self._opened("probe", PROBE, (PROBE_ID,))
+            self._give_back(conn)  # rolled back
+        except self._pg.Error as exc:
+            raise self._error("cannot write", exc) from None
 
     def records(self, session_id: str) -> list[dict[str, Any]]:
         try:
