@@ -41,6 +41,7 @@ from governor.core import (
 from governor.deadline import call_with_deadline
 from governor.errors import ConfigError, EnvError, GuardTimeout
 from governor.feedback import FeedbackWriter, TemplateFeedbackWriter
+from governor.telemetry import record_usage, span
 from governor.usage import Usage, metered
 
 T = TypeVar("T")
@@ -56,11 +57,12 @@ class _StepLog:
 
     def run(self, stage: str, fn: Callable[[], T], timeout_s: float | None) -> T:
         start = time.perf_counter()
-        with metered() as meter:
+        with span(stage) as current, metered() as meter:
             try:
                 return call_with_deadline(fn, timeout_s, stage)
             finally:
                 self.latency[stage] = self.latency.get(stage, 0.0) + time.perf_counter() - start
+                record_usage(current, meter.total)
                 if meter.total.calls or meter.total.failed:
                     self.usage[stage] = self.usage.get(stage, Usage()) + meter.total
 
@@ -101,6 +103,16 @@ class Observer:
         a plug-in, is not a plug-in failure: it propagates and stops the run. The step then
         returns no decision, so no action, checked or not, is executed.
         """
+        with span("step") as current:
+            decision = self._step(traj)
+            if current is not None:
+                current.set_attribute("governor.decision", decision.kind.value)
+                current.set_attribute("governor.cause", str(decision.cause or ""))
+                current.set_attribute("governor.regenerations", decision.regenerations)
+                record_usage(current, decision.total_usage)
+            return decision
+
+    def _step(self, traj: Trajectory) -> Decision:
         cfg = self.config
         log = _StepLog()
         deadline = None if cfg.time_budget_s is None else time.monotonic() + cfg.time_budget_s
