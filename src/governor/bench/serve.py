@@ -4,7 +4,7 @@ Measured the way NeMo Guardrails measured theirs: an upstream stub that answers 
 completion after a fixed latency (default 50 ms; an asyncio HTTP server on 127.0.0.1 in a
 thread), and the same request driven directly to the stub and through ``governor serve`` (the
 app of :func:`governor.serve.create_app` under uvicorn on a free loopback port, in a thread, over
-an in-memory store) by an async httpx client at each concurrency. Each governed request is a
+an in-memory store) by an async httpx client in a process of its own at each concurrency. Each governed request is a
 new session (no session lock is shared). Three check sets: ``overlays`` (the shipped small-talk
 overlays on a text reply), ``ltl`` (ten LTL rules over eight tool propositions, on a tool-call
 reply) and ``both`` (overlays and the ten rules on a text reply). Per row: the p50 and p99 of
@@ -27,7 +27,7 @@ from typing import Any
 
 from rich.console import Console
 
-from governor.bench.serve_load import cell, checks_per_second
+from governor.bench.serve_load import Driver, cell, checks_per_second
 from governor.bench.serve_setup import CHECK_SETS, bench_policy
 from governor.bench.serve_stub import Stub
 from governor.config import check_range, option
@@ -86,15 +86,15 @@ def run(cfg: ServeBenchConfig) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     tag = f"{time.time_ns():x}"
     checks_rate = 0.0
-    with Stub(cfg.latency_ms / 1000.0) as stub:
+    with Stub(cfg.latency_ms / 1000.0) as stub, Driver() as driver:
         for checks in CHECK_SETS:
             guard = Guard.from_policy(bench_policy(checks, stub.url), store=MemoryStore())
             try:
                 with serving(create_app(guard)) as base:
                     for c in cfg.levels():
-                        rows.append(cell(stub, base, checks, c, cfg.requests, tag))
+                        rows.append(cell(driver, stub, base, checks, c, cfg.requests, tag))
                     if checks == "both":
-                        checks_rate = checks_per_second(base, cfg.requests)
+                        checks_rate = checks_per_second(driver, base, cfg.requests)
             finally:
                 close = getattr(guard.backend, "close", None)
                 if close is not None:

@@ -1,12 +1,18 @@
 """The driver of `governor bench serve`: the service served on a loopback port, requests driven
 at a concurrency by an async httpx client, and the cells measured from them (latency percentiles,
-throughput, upstream calls per turn, `/v1/checks` decisions per second)."""
+throughput, upstream calls per turn, `/v1/checks` decisions per second).
+
+The client runs in a process of its own (:class:`Driver`), as a load generator does: in the
+service's process it would take the service's interpreter lock and CPU and be measured as
+service time."""
 
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import statistics
 import time
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from governor.bench.serve_setup import CELL_SECONDS, TEXT_REPLY, USER_TEXT, request_body
@@ -60,6 +66,29 @@ async def drive(
     return {"latencies": latencies, "seconds": seconds, "answers": answers}
 
 
+def _drive_here(
+    url: str, bodies: list[dict[str, Any]], concurrency: int, warmup: int
+) -> dict[str, Any]:
+    return asyncio.run(drive(url, bodies, concurrency, warmup=warmup))
+
+
+class Driver:
+    """Drives requests from a separate process (started once, reused for every cell)."""
+
+    def __enter__(self) -> Driver:
+        self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._pool.shutdown(wait=True)
+
+    def drive(
+        self, url: str, bodies: list[dict[str, Any]], concurrency: int, *, warmup: int
+    ) -> dict[str, Any]:
+        """:func:`drive`, in the driver's process."""
+        return self._pool.submit(_drive_here, url, bodies, concurrency, warmup).result()
+
+
 def percentile(values: list[float], q: float) -> float:
     """The ``q`` quantile (0..1) of ``values``, linearly interpolated."""
     ordered = sorted(values)
@@ -69,24 +98,26 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def cell(
-    stub: Stub, base: str, checks: str, concurrency: int, requests: int, tag: str
+    driver: Driver,
+    stub: Stub,
+    base: str,
+    checks: str,
+    concurrency: int,
+    requests: int,
+    tag: str,
 ) -> dict[str, Any]:
     """One row: direct and governed latencies at ``concurrency``, paired by percentile."""
     warmup = min(concurrency, requests)
     body = request_body(checks)
-    direct = asyncio.run(
-        drive(
-            f"{stub.url}/chat/completions", [body] * (warmup + requests), concurrency, warmup=warmup
-        )
+    direct = driver.drive(
+        f"{stub.url}/chat/completions", [body] * (warmup + requests), concurrency, warmup=warmup
     )
     sessions = [
         {**body, "user": f"bench-{tag}-{checks}-{concurrency}-{i}"}
         for i in range(warmup + requests)
     ]
     calls_before = stub.calls
-    governed = asyncio.run(
-        drive(f"{base}/v1/chat/completions", sessions, concurrency, warmup=warmup)
-    )
+    governed = driver.drive(f"{base}/v1/chat/completions", sessions, concurrency, warmup=warmup)
     turns = warmup + requests
     answers = governed["answers"]
     accepted = [
@@ -118,7 +149,7 @@ def cell(
     }
 
 
-def checks_per_second(base: str, requests: int, concurrency: int = 8) -> float:
+def checks_per_second(driver: Driver, base: str, requests: int, concurrency: int = 8) -> float:
     """Decisions per second on ``/v1/checks`` (no upstream): a text candidate, one session per
     worker."""
     bodies = [
@@ -130,5 +161,5 @@ def checks_per_second(base: str, requests: int, concurrency: int = 8) -> float:
         for i in range(min(concurrency, requests) + requests)
     ]
     warmup = min(concurrency, requests)
-    result = asyncio.run(drive(f"{base}/v1/checks", bodies, concurrency, warmup=warmup))
+    result = driver.drive(f"{base}/v1/checks", bodies, concurrency, warmup=warmup)
     return len(result["latencies"]) / result["seconds"]
