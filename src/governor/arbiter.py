@@ -15,7 +15,10 @@ vote down the conservative path.
 When nothing is chosen the cause is named (the journal paper, section 5.5):
 ``conflicting_constraints`` when every constraint admits some valid candidate but no candidate
 satisfies them jointly; ``empty_admissible_set`` otherwise; ``low_confidence`` when admissible
-candidates exist but the best confidence is below ``min_confidence``.
+candidates exist but the best confidence is below ``min_confidence``; a constraint's own cause
+when every rejection carries it (``Verdict.cause``: ``lookahead_failure`` when the only
+rejections come from lookahead constraints, whose candidates were locally admissible but whose
+rollouts reach an unsafe region).
 """
 
 from __future__ import annotations
@@ -96,6 +99,10 @@ class Arbiter:
     ) -> RejectionCause:
         valid_rows = [row for cand, row in zip(candidates, rows, strict=True) if cand.valid]
         names = {v.constraint for row in valid_rows for v in row}
+        causes = {v.cause for row in valid_rows for v in row if not v.admissible}
+        if len(causes) == 1 and None not in causes:
+            (own,) = causes
+            return own  # type: ignore[return-value]
         if len(names) < 2 or any(v.error for row in valid_rows for v in row):
             return RejectionCause.EMPTY
         satisfiable = {v.constraint for row in valid_rows for v in row if v.admissible}

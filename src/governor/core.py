@@ -60,6 +60,9 @@ class Verdict:
     descriptor: str = ""
     severity: Severity = Severity.MEDIUM
     error: str | None = None
+    cause: RejectionCause | None = None
+    """The constraint's own name for why it rejects, when it has one (a lookahead constraint:
+    ``lookahead_failure``); the arbiter names that cause when every rejection carries it."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.constraint, str):
@@ -87,6 +90,13 @@ class Verdict:
             raise ValueError("verdict margin: expected a number or None, found NaN")
         if self.error is not None and self.admissible:
             raise ValueError("a verdict whose check failed cannot be admissible")
+        if self.cause is not None and (
+            self.admissible or not isinstance(self.cause, RejectionCause)
+        ):
+            raise ValueError(
+                f"verdict cause: expected a RejectionCause on a rejection, found {self.cause!r}"
+                f" on {'an admissible' if self.admissible else 'a rejecting'} verdict"
+            )
 
     @classmethod
     def allow(
@@ -112,9 +122,12 @@ class Verdict:
         margin: float | None = None,
         confidence: float = 1.0,
         severity: Severity = Severity.HIGH,
+        cause: RejectionCause | None = None,
     ) -> Verdict:
         """Inadmissible: ``deviation`` past the boundary, explained by ``descriptor``."""
-        return cls(constraint, False, deviation, margin, confidence, descriptor, severity)
+        return cls(
+            constraint, False, deviation, margin, confidence, descriptor, severity, cause=cause
+        )
 
     @classmethod
     def from_margin(
@@ -195,6 +208,7 @@ class RejectionCause(StrEnum):
     CONFLICT = "conflicting_constraints"
     TIMEOUT = "time_budget_exceeded"
     ERROR = "stage_error"
+    LOOKAHEAD = "lookahead_failure"  # locally admissible, but rollouts reach an unsafe region
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ and specificity maxima), ``provenance`` (how it was made) and ``version``. A rul
   (``turn``, ``trajectory`` or ``{last_n: N}``), ``priority`` (int, higher first), ``severity``
   (low, medium, high, critical), ``descriptor`` and ``feedback`` (format templates over ``value``,
   ``min``, ``max``, ``epsilon``, ``deviation``, ``unit``, ``feature``, ``name``, ``condition``),
-  ``target`` (permissive: the overlay it widens), ``calibration`` (a record, not used to judge).
+  ``target`` (permissive: the overlay it widens), ``calibration`` (a record, not used to judge),
+  ``margin`` (adaptive rigidity: see :mod:`governor.overlays.rigidity`).
 
 Errors name the rule and the field.
 """
@@ -31,6 +32,7 @@ from governor.overlays.features.base import (
     Tokenizer,
     get_feature,
 )
+from governor.overlays.rigidity import parse_margin
 from governor.overlays.rules import KINDS, Condition, Overlay, template_slots
 from governor.overlays.validate import (
     number,
@@ -41,7 +43,7 @@ from governor.overlays.validate import (
 )
 
 _FIELDS = "name feature bounds epsilon kind condition scope priority severity descriptor feedback"
-FIELDS = (*_FIELDS.split(), "target", "calibration")
+FIELDS = (*_FIELDS.split(), "target", "calibration", "margin")
 REQUIRED = ("name", "feature", "bounds", "epsilon", "kind")
 TOP_LEVEL = ("version", "provenance", "features", "overlays")
 DEFAULT_OVERLAYS = Path(__file__).with_name("smalltalk.yaml")
@@ -182,6 +184,7 @@ def overlay_from(rule: Any, index: int, where: str, res: Resources) -> Overlay:
         severity=severity,
         resources=res,
         calibration=dict(calibration),
+        margin=None if rule.get("margin") is None else parse_margin(rule["margin"], fail),
         **texts,
     )
     for name in ("descriptor", "feedback"):

@@ -23,6 +23,9 @@ Scopes: ``turn`` judges the candidate; ``last_n`` judges the mean over the assis
 turns, candidate included (once there are n); ``trajectory`` the mean over all of them (features that are already
 trajectory aggregates, such as drift, are used as they are). Empty or non-text responses are
 inadmissible under every overlay (deviation epsilon + 1).
+
+An overlay with a ``margin`` (adaptive rigidity, :mod:`governor.overlays.rigidity`) hands its
+feature value to the margin, which tightens the tolerance as the margin shrinks.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import math
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from governor.core import Severity, Verdict
 from governor.errors import SpecError, expected
@@ -115,6 +118,14 @@ class Scope:
         return f"last_n: {self.n}" if self.kind == "last_n" else self.kind
 
 
+class AdaptiveRigidity(Protocol):
+    """What an overlay's ``margin`` does (:class:`governor.overlays.rigidity.Margin`)."""
+
+    def judge(
+        self, overlay: Overlay, context: Any, candidate: str, value: float, bounds: Bounds
+    ) -> Verdict: ...
+
+
 @dataclass(frozen=True)
 class Overlay:
     """One rule; see the module docstring. Build from YAML with :func:`load_overlays`."""
@@ -134,6 +145,7 @@ class Overlay:
     permits: tuple[Overlay, ...] = ()
     resources: Resources = field(default=DEFAULT_RESOURCES, compare=False, repr=False)
     calibration: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    margin: AdaptiveRigidity | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -196,6 +208,8 @@ class Overlay:
         value = self.value(ctx, candidate)
         if not math.isfinite(value):
             return Verdict.failed(self.name, f"{self.feature}: {expected('a number', value)}")
+        if self.margin is not None:
+            return self.margin.judge(self, ctx, candidate, value, bounds)
         deviation = bounds.deviation(value)
         margin = bounds.margin(value)
         if deviation == 0.0:

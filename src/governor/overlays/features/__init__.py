@@ -11,6 +11,7 @@ from governor.overlays.features import (  # noqa: F401
     assistance,
     brevity,
     coherence,
+    critique,
     specificity,
     tone,
     trajectory,
