@@ -11,6 +11,7 @@ from governor.report import markdown_table, print_table, write_index
 from governor.worlds.driving import bench as driving
 from governor.worlds.household import bench as safety_chip
 from governor.worlds.smalltalk import bench as smalltalk
+from governor.worlds.supervision import bench as supervision
 
 
 def run_demo(
@@ -37,6 +38,7 @@ def run_demo(
         section,
         safety_chip.demo_section(out, console),
         smalltalk.demo_section(out, console),
+        supervision.demo_section(out, console),
         reguard_report.demo_section(
             out, console, episodes=max(1, episodes // 2), train_steps=train_steps
         ),

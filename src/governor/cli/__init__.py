@@ -75,6 +75,7 @@ def build_parser() -> Parser:
     from governor.worlds.driving import bench as driving
     from governor.worlds.household import bench as safety_chip
     from governor.worlds.smalltalk import bench as smalltalk
+    from governor.worlds.supervision import bench as supervision
 
     parser = Parser(prog="governor", description="Runtime guardrails for foundation-model agents.")
     parser.add_argument("-V", "--version", action="version", version=f"governor {__version__}")
@@ -102,6 +103,7 @@ def build_parser() -> Parser:
     ltl_speed.add_parser(bench)
     reguard_report.add_parser(bench)
     serve_bench.add_parser(bench)
+    supervision.add_parser(bench)
     store_cycle.add_parser(bench)
 
     trace = sub.add_parser("trace", help="inspect decision traces").add_subparsers(
