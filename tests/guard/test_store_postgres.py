@@ -253,6 +253,9 @@ def test_connections_are_pooled_and_a_restart_costs_no_later_call(
         store.save("a", {"t": 20}, {"t": 20})
     assert [r["t"] for r in store.records("a")][-2:] == [19, 20]
     store.close()
+    deadline = time.monotonic() + 5  # a closed connection's server process ends a moment later
+    while backends(postgres_dsn) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert backends(postgres_dsn) == 0
 
 

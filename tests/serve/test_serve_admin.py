@@ -1,4 +1,5 @@
-"""The admin endpoints: pause, resume, reset and show a session, under their own key."""
+"""The admin endpoints: pause, resume, end, reset and show a session, under their own key; the
+operator's acts are kept in the session store (they survive a restart) and audited."""
 
 from __future__ import annotations
 
@@ -53,6 +54,7 @@ def test_the_admin_routes_ask_for_the_admin_key(admin_base: str, headers: dict[s
         for method, path in [
             ("POST", "/admin/sessions/s/pause"),
             ("POST", "/admin/sessions/s/resume"),
+            ("POST", "/admin/sessions/s/end"),
             ("POST", "/admin/sessions/s/reset"),
             ("GET", "/admin/sessions/s"),
         ]:
@@ -77,9 +79,17 @@ def test_a_paused_session_answers_the_default_text_without_the_upstream(
 ) -> None:
     hello = [{"role": "user", "content": "hi"}]
     with httpx.Client(base_url=admin_base) as http:
-        paused = http.post("/admin/sessions/p1/pause", headers=ADMIN)
+        paused = http.post(
+            "/admin/sessions/p1/pause", headers=ADMIN, json={"who": "dr. lee", "why": "review"}
+        )
         assert paused.status_code == 200, paused.text
-        assert paused.json() == {"object": "governor.session", "session": "p1", "paused": True}
+        body = paused.json()
+        assert (body["session"], body["paused"], body["ended"]) == ("p1", True, False)
+        assert (body["act"]["kind"], body["act"]["who"], body["act"]["why"]) == (
+            "pause",
+            "dr. lee",
+            "review",
+        )
         answer = chat(http, "p1", hello)
         streamed = chat(http, "p1", hello, stream=True)
         other = chat(http, "p2", hello)  # another session is not paused
@@ -107,10 +117,46 @@ def test_a_paused_session_answers_the_default_text_without_the_upstream(
         assert shown["paused"] is False
         resumed = http.post("/admin/sessions/p1/resume", headers=ADMIN)
         assert resumed.json()["paused"] is False
+        assert resumed.json()["act"]["who"] == "admin"  # no body: the defaults
         again = chat(http, "p1", hello)
+        audit = http.get("/admin/sessions/p1", headers=ADMIN).json()
     assert again.json()["governor"]["kind"] == "execute"
     assert again.json()["choices"][0]["message"]["content"] == "answer 0"
     assert len(server.requests_to("/chat/completions")) == 2
+    assert [a["kind"] for a in audit["operator"]] == ["pause", "resume"]
+    assert [d.get("type") for d in audit["decisions"]][:2] == ["operator", "operator"]
+    assert audit["t"] == 1 and len(audit["messages"]) == 2  # the paused turns left no trace
+
+
+def test_acts_survive_a_restart_and_an_ended_session_takes_no_more(
+    server: FakeOpenAIServer, tmp_path: Any
+) -> None:
+    from serve_helpers import tools_guard
+
+    from governor.guard import SqliteStore
+
+    hello = [{"role": "user", "content": "hi"}]
+
+    def app() -> Any:
+        guard = tools_guard(server.url, store=SqliteStore(tmp_path / "s.sqlite3"))
+        keys = KeyChecker([digest(CLIENT_KEY)])
+        return create_app(guard, keys=keys, admin_key_hash=digest(ADMIN_KEY))
+
+    with serving(app()) as url, httpx.Client(base_url=url) as http:
+        assert http.post("/admin/sessions/e1/pause", headers=ADMIN).status_code == 200
+    with serving(app()) as url, httpx.Client(base_url=url) as http:  # a new process's view
+        held = chat(http, "e1", hello).json()
+        ended = http.post("/admin/sessions/e1/end", headers=ADMIN, json={"why": "session over"})
+        resumed = http.post("/admin/sessions/e1/resume", headers=ADMIN)
+        after = chat(http, "e1", hello).json()
+        bad = http.post("/admin/sessions/e2/pause", headers=ADMIN, json={"who": 7})
+    assert held["governor"]["kind"] == "paused"
+    assert ended.json()["ended"] is True and ended.json()["act"]["why"] == "session over"
+    assert resumed.status_code == 409 and "ended" in resumed.json()["error"]["message"]
+    assert after["governor"]["kind"] == "ended"
+    assert after["choices"][0]["message"]["content"] == DEFAULT_TEXT
+    assert server.requests_to("/chat/completions") == []
+    assert bad.status_code == 400 and "who" in bad.json()["error"]["message"]
 
 
 def test_show_gives_the_trajectory_and_reset_forgets_it(

@@ -9,7 +9,11 @@ fails the step fails closed: the reply is the ``check_failed`` fallback text, th
 recorded, and the session stays where its last saved decision left it.
 
 ``check(candidate)`` judges a candidate against the session's state and makes no LLM call;
-``commit(candidate)`` records an action the client executed. Blocking work runs in a worker
+``commit(candidate)`` records an action the client executed. ``operate(kind, who=, why=)``
+records an operator's act (pause, resume, end) in the session's state and its records: a paused
+or ended session answers ``respond`` with the default fallback text, calls no model and leaves
+its trajectory as it was (its summary's kind is ``paused`` or ``ended``); ``check`` and
+``commit`` still judge. Blocking work runs in a worker
 thread (``asyncio.to_thread``); calls on one session are serialised by an ``asyncio.Lock`` (and a
 thread lock, for the sync variants, which refuse to run inside a running event loop). With a store
 that several processes share (``store.shared``), each call also holds the store's lock on the
@@ -32,7 +36,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from governor.core import Decision, DecisionKind, Trajectory, Verdict
-from governor.errors import ConfigError
+from governor.errors import ConfigError, expected
 from governor.guard.messages import (
     Conversation,
     Message,
@@ -46,6 +50,7 @@ from governor.guard.state import SessionState, state_from_json, state_to_json
 from governor.guard.store import SessionStore, shared_lock
 from governor.guard.summary import decision_summary, verdicts_summary
 from governor.observer import Observer
+from governor.supervision.operator import ActKind, OperatorAct
 from governor.trace.record import decision_record
 
 T = TypeVar("T")
@@ -124,6 +129,12 @@ class GuardSession:
         """Record ``candidate`` as executed (e.g. the client ran the tool); its verdicts."""
         return await self._run(self._commit_executed, candidate, messages)
 
+    async def operate(self, kind: ActKind | str, *, who: str, why: str) -> SessionState:
+        """Record an operator's act (``pause``, ``resume`` or ``end``) with who and why; the
+        session's state after it. An act on an ended session, or one that needs modes
+        (``set_mode``, ``release``: this guard has none), is refused with a ConfigError."""
+        return await self._run(self._operate, ActKind(kind), who, why)
+
     async def reset(self) -> bool:
         """Forget this session's trajectory: its saved state becomes a new session's (no messages,
         every rule at its start) and a ``{"type": "reset"}`` record follows its decision records,
@@ -141,6 +152,9 @@ class GuardSession:
         sampling: Sampling | None = None,
     ) -> GuardReply:
         return _sync("respond", lambda: self.respond(messages, tools=tools, sampling=sampling))
+
+    def operate_sync(self, kind: ActKind | str, *, who: str, why: str) -> SessionState:
+        return _sync("operate", lambda: self.operate(kind, who=who, why=why))
 
     def check_sync(self, candidate: Any, *, messages: Sequence[Any] | None = None) -> CheckResult:
         return _sync("check", lambda: self.check(candidate, messages=messages))
@@ -182,11 +196,27 @@ class GuardSession:
             finally:
                 self._state = None
 
+    def _operate(self, kind: ActKind, who: str, why: str) -> SessionState:
+        state = self.state
+        if kind not in (ActKind.PAUSE, ActKind.RESUME, ActKind.END):
+            wanted = "pause, resume or end (this guard's policy has no modes)"
+            raise ConfigError(f"operator act: {expected(wanted, kind.value)}")
+        if state.ended:
+            raise ConfigError(f"operator act {kind}: {expected('an open session', 'an ended one')}")
+        act = OperatorAct(kind, who, why, time.time(), None, state.t)
+        after = replace(state, acts=(*state.acts, act))
+        record = {"type": "operator", "episode": self.id, "t": state.t, "act": act.to_json()}
+        self.store.save(self.id, state_to_json(after, self.observer.constraints), record)
+        self._state = after
+        return after
+
     def _reset(self) -> bool:
         if self.store.load(self.id) is None:
             return False
         constraints = self.observer.constraints
-        fresh = SessionState(memory={c.name: c.initial_state(None) for c in constraints})
+        fresh = SessionState(
+            memory={c.name: c.initial_state(None) for c in constraints}, acts=self.state.acts
+        )
         record = {"type": "reset", "episode": self.id, "t": 0}
         self.store.save(self.id, state_to_json(fresh, constraints), record)
         self._state = None  # read again from the store on the next call
@@ -224,7 +254,7 @@ class GuardSession:
 
     def _save(self, traj: Trajectory, t: int, record: Mapping[str, Any]) -> None:
         conv = traj.observation
-        state = SessionState(conv.messages, dict(traj.memory), traj.feedback, t)
+        state = SessionState(conv.messages, dict(traj.memory), traj.feedback, t, self.state.acts)
         self.store.save(self.id, state_to_json(state, self.observer.constraints), record)
         self._state = state
 
@@ -232,6 +262,8 @@ class GuardSession:
         self, messages: Sequence[Any], tools: Sequence[Any] | None, sampling: Sampling
     ) -> GuardReply:
         start = time.perf_counter()
+        if self.state.paused or self.state.ended:
+            return self._held(start)
         traj, t = self._catch_up(messages, tools, sampling)
         decision = self.observer.step(traj)
         if decision.executed and isinstance(decision.action, Reply):
@@ -256,6 +288,18 @@ class GuardSession:
         seconds = time.perf_counter() - start
         summary = decision_summary(decision, reply, session=self.id, t=t, seconds=seconds)
         return GuardReply(reply, decision, summary)
+
+    def _held(self, start: float) -> GuardReply:
+        """A paused or ended session's answer: the default text; no model, no state change."""
+        how = "ended" if self.state.ended else "paused"
+        reason = f"the session is {how} by an operator; the upstream was not called"
+        reply = Reply(self.texts["default"])
+        decision = Decision(DecisionKind.DEFER, None, reason=reason)
+        seconds = time.perf_counter() - start
+        summary = decision_summary(
+            decision, reply, session=self.id, t=self.state.t, seconds=seconds
+        )
+        return GuardReply(reply, decision, {**summary, "kind": how, how: True})
 
     def _check(self, candidate: Any, messages: Sequence[Any] | None) -> CheckResult:
         reply = reply_from(candidate)

@@ -2,10 +2,12 @@
 
 What a session keeps between calls: the messages so far, each constraint's memory (an LTL rule's
 progressed formula, printed with ``str`` and read back with :func:`~governor.ltl.parser.parse`,
-and its running sums; a commit failure as its error), the pending implicit feedback, and the
-number of executed actions. A saved rule state is only read back into the same rule: a state
+and its running sums; a commit failure as its error), the pending implicit feedback, the
+number of executed actions, and the operators' acts on it (pause, resume, end: the audit trail,
+which a reset keeps). A saved rule state is only read back into the same rule: a state
 saved under another formula is refused (a changed policy cannot silently forget what happened).
-Imports the core types, the LTL parser and the guard's messages and constraints.
+Imports the core types, the LTL parser, the operator acts of the supervision layer and the
+guard's messages and constraints.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from governor.guard.constraints import ToolLTLConstraint, ToolMonitorState
 from governor.guard.messages import Message, conversation_from
 from governor.ltl.monitor import MonitorSetState
 from governor.ltl.parser import parse
+from governor.supervision.operator import ActKind, OperatorAct
 
 FORMAT = 1
 
@@ -32,6 +35,18 @@ class SessionState:
     memory: Mapping[str, Any] = field(default_factory=dict)
     feedback: Feedback | None = None
     t: int = 0
+    acts: tuple[OperatorAct, ...] = ()
+
+    @property
+    def paused(self) -> bool:
+        """Paused by an operator (and not resumed since)."""
+        last = [a.kind for a in self.acts if a.kind in (ActKind.PAUSE, ActKind.RESUME)]
+        return bool(last) and last[-1] is ActKind.PAUSE
+
+    @property
+    def ended(self) -> bool:
+        """Ended by an operator, for good."""
+        return any(a.kind is ActKind.END for a in self.acts)
 
 
 def state_to_json(state: SessionState, constraints: Sequence[Constraint]) -> dict[str, Any]:
@@ -59,6 +74,7 @@ def state_to_json(state: SessionState, constraints: Sequence[Constraint]) -> dic
         "t": state.t,
         "messages": [m.to_dict() for m in state.messages],
         "memory": memory,
+        "operator": [a.to_json() for a in state.acts],
         "feedback": None
         if feedback is None
         else {
@@ -108,7 +124,8 @@ def _read(data: Any, constraints: Sequence[Constraint], where: str) -> SessionSt
     if raw is not None:
         feedback = Feedback(FeedbackKind(raw["kind"]), str(raw["text"]), tuple(raw["constraints"]))
     messages = conversation_from(data["messages"], f"{where}: messages")
-    return SessionState(messages, memory, feedback, t)
+    acts = tuple(OperatorAct.from_json(a) for a in data.get("operator") or ())
+    return SessionState(messages, memory, feedback, t, acts)
 
 
 def _monitor_state(c: ToolLTLConstraint, entry: Mapping[str, Any], where: str) -> ToolMonitorState:

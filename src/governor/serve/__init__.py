@@ -4,7 +4,7 @@
 ``POST /v1/chat/completions`` (a guarded reply with a ``governor`` field; streamed only after
 every check passed, :mod:`.stream`), ``POST /v1/checks`` (check-only, no LLM call), ``/healthz``,
 ``/readyz`` and ``/metrics`` (Prometheus text, :mod:`.metrics`), and, under an admin key, the
-``/admin`` routes that pause, resume, reset and show a session (:mod:`.admin`). Requests are read with a size
+``/admin`` routes that pause, resume, end, reset and show a session (:mod:`.admin`). Requests are read with a size
 limit and checked field by field (:mod:`.schema`); every error is the OpenAI error object
 (:mod:`.errors`); client API keys are checked against sha256 digests (:mod:`.auth`); the policy
 served when none is given is the shipped small-talk overlays policy (:mod:`.defaults`).

@@ -1,14 +1,17 @@
 """The admin endpoints: for the people responsible for a deployment, under their own key.
 
-``POST /admin/sessions/{id}/pause`` and ``.../resume``: a paused session answers its chat
-requests with the policy's default fallback text and a ``governor`` field of kind ``paused``,
-without calling the upstream and without touching its trajectory (``/v1/checks`` still judges
-and commits; pausing an id not yet seen is allowed, so a session can be stopped before it
-starts). ``POST /admin/sessions/{id}/reset`` forgets the session's trajectory
-(:meth:`governor.guard.Guard.reset`; its decision records stay, followed by a reset record).
-``GET /admin/sessions/{id}`` is its trajectory: the messages, each LTL rule's monitor state,
-the pending feedback and the decision records. Pauses are kept in this process: they do not
-survive a restart and are not shared between instances.
+``POST /admin/sessions/{id}/pause``, ``.../resume`` and ``.../end`` (a JSON body
+``{"who": ..., "why": ...}`` is optional): an operator's act, kept in the session's state in the
+store (so it survives a restart and holds for every instance sharing the store) and in its
+records, the audit trail (:meth:`governor.guard.GuardSession.operate`). A paused or ended session
+answers its chat requests with the policy's default fallback text and a ``governor`` field of
+kind ``paused`` or ``ended``, without calling the upstream and without touching its trajectory
+(``/v1/checks`` still judges and commits; pausing an id not yet seen is allowed, so a session can
+be stopped before it starts); an ended session takes no further act. ``POST
+/admin/sessions/{id}/reset`` forgets the session's trajectory (:meth:`governor.guard.Guard.reset`;
+its decision records and operator acts stay, followed by a reset record). ``GET
+/admin/sessions/{id}`` is its trajectory: the messages, each LTL rule's monitor state, the
+pending feedback, the operator acts and the decision records.
 
 The admin key is checked like the client keys (``Authorization: Bearer <key>`` hashed with
 sha256 and compared by ``hmac.compare_digest``) against its own digest; a client key is not an
@@ -20,19 +23,20 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from governor.guard import Guard, Reply
+from governor.errors import ConfigError, expected
+from governor.files import json_loads
+from governor.guard import Guard
 from governor.guard.facade import MAX_SESSION_ID
 from governor.serve.auth import checked_digest, digest
 from governor.serve.errors import ApiError, bad_request
 
-PAUSED_REASON = "the session is paused by an operator; the upstream was not called"
+MAX_ACT_BODY = 8192
+"""The most bytes an operator act's body may have."""
 
 
 class AdminKey:
@@ -54,38 +58,6 @@ class AdminKey:
             raise ApiError(401, "the admin key given is not accepted", code="invalid_admin_key")
 
 
-@dataclass(frozen=True)
-class PausedAnswer:
-    """A paused session's answer: the default fallback text and a ``paused`` summary."""
-
-    reply: Reply
-    summary: Mapping[str, Any]
-
-
-def paused_answer(session_id: str, text: str) -> PausedAnswer:
-    """The answer of a paused session (the summary has the keys of a decision's summary)."""
-    reply = Reply(text)
-    summary: dict[str, Any] = {
-        "session": session_id,
-        "t": None,
-        "kind": "paused",
-        "paused": True,
-        "reason": PAUSED_REASON,
-        "cause": None,
-        "reply": reply.to_dict(),
-        "verdicts": [],
-        "rejected": [],
-        "invalid_candidates": [],
-        "feedback": {"forced": [], "implicit": None},
-        "regenerations": 0,
-        "fallback": True,
-        "llm": {"calls": 0, "failed": 0, "tokens": 0, "stages": {}},
-        "latency_ms": {"total": 0.0},
-        "errors": [],
-    }
-    return PausedAnswer(reply, summary)
-
-
 def _session_id(request: Request) -> str:
     session = str(request.path_params["session_id"])
     if not 0 < len(session) <= MAX_SESSION_ID:
@@ -104,37 +76,47 @@ def _not_found(session: str) -> ApiError:
 
 
 class Admin:
-    """The admin endpoints over ``guard`` (see the module doc); ``paused`` is shared with the
-    chat endpoint."""
+    """The admin endpoints over ``guard`` (see the module doc)."""
 
-    def __init__(self, guard: Guard, key: AdminKey, paused: set[str]) -> None:
+    def __init__(self, guard: Guard, key: AdminKey) -> None:
         self.guard = guard
         self.key = key
-        self.paused = paused
 
     def _session(self, request: Request) -> str:
         self.key.check(request.headers.get("authorization"))
         return _session_id(request)
 
-    def _state(self, session: str, paused: bool) -> Response:
-        return JSONResponse({"object": "governor.session", "session": session, "paused": paused})
+    async def _act(self, request: Request, kind: str) -> Response:
+        session = self._session(request)
+        who, why = await _who_and_why(request)
+        try:
+            state = await self.guard.session(session).operate(kind, who=who, why=why)
+        except ConfigError as exc:
+            raise ApiError(409, str(exc), code="operator_act_refused") from None
+        return JSONResponse(
+            {
+                "object": "governor.session",
+                "session": session,
+                "paused": state.paused,
+                "ended": state.ended,
+                "act": state.acts[-1].to_json(),
+            }
+        )
 
     async def pause(self, request: Request) -> Response:
-        session = self._session(request)
-        self.paused.add(session)
-        return self._state(session, True)
+        return await self._act(request, "pause")
 
     async def resume(self, request: Request) -> Response:
-        session = self._session(request)
-        self.paused.discard(session)
-        return self._state(session, False)
+        return await self._act(request, "resume")
+
+    async def end(self, request: Request) -> Response:
+        return await self._act(request, "end")
 
     async def reset(self, request: Request) -> Response:
         session = self._session(request)
         if not await self.guard.reset(session):
             raise _not_found(session)
-        body = {"object": "governor.session", "session": session, "reset": True}
-        return JSONResponse({**body, "paused": session in self.paused})
+        return JSONResponse({"object": "governor.session", "session": session, "reset": True})
 
     async def show(self, request: Request) -> Response:
         session = self._session(request)
@@ -145,15 +127,45 @@ class Admin:
         if state is None and not records:
             raise _not_found(session)
         state = state or {}
+        acts = state.get("operator") or []
         return JSONResponse(
             {
                 "object": "governor.session",
                 "session": session,
-                "paused": session in self.paused,
+                "paused": _paused(acts),
+                "ended": any(a.get("kind") == "end" for a in acts),
                 "t": state.get("t", 0),
                 "messages": state.get("messages", []),
                 "monitors": state.get("memory", {}),
                 "feedback": state.get("feedback"),
+                "operator": acts,
                 "decisions": records,
             }
         )
+
+
+def _paused(acts: list[dict[str, Any]]) -> bool:
+    toggles = [a.get("kind") for a in acts if a.get("kind") in ("pause", "resume")]
+    return bool(toggles) and toggles[-1] == "pause"
+
+
+async def _who_and_why(request: Request) -> tuple[str, str]:
+    """The operator and the reason from an optional JSON body ``{"who", "why"}``."""
+    raw = await request.body()
+    if len(raw) > MAX_ACT_BODY:
+        raise bad_request(f"body: expected at most {MAX_ACT_BODY} bytes, found {len(raw)}", "body")
+    body: Any = {}
+    if raw.strip():
+        try:
+            body = json_loads(raw)
+        except ValueError as exc:
+            raise bad_request(f"body: expected JSON, found {exc}", "body") from None
+    if not isinstance(body, dict):
+        raise bad_request(f"body: {expected('a JSON object', body)}", "body")
+    out = []
+    for key, default in (("who", "admin"), ("why", "no reason given")):
+        value = body.get(key, default)
+        if not isinstance(value, str) or not value.strip() or len(value) > 1000:
+            raise bad_request(f"{key}: {expected('text of 1 to 1000 characters', value)}", key)
+        out.append(value.strip())
+    return out[0], out[1]

@@ -29,7 +29,7 @@ from starlette.routing import Route
 
 from governor.errors import BackendError, ConfigError
 from governor.guard import Guard, GuardReply, StoreError
-from governor.serve.admin import Admin, AdminKey, paused_answer
+from governor.serve.admin import Admin, AdminKey
 from governor.serve.auth import KeyChecker
 from governor.serve.errors import ApiError, bad_request, error_response
 from governor.serve.metrics import Metrics
@@ -90,21 +90,15 @@ class Service:
         keys: KeyChecker | None = None,
         metrics: Metrics | None = None,
         max_body_bytes: int = MAX_BODY_BYTES,
-        paused: set[str] | None = None,
     ) -> None:
         self.guard = guard
         self.keys = keys or KeyChecker()
         self.metrics = metrics or Metrics()
         self.max_body_bytes = max_body_bytes
-        self.paused: set[str] = set() if paused is None else paused
 
     async def chat_completions(self, request: Request) -> Response:
         self.keys.check(request.headers.get("authorization"))
         body = chat_body(await read_json(request, self.max_body_bytes), _session_header(request))
-        if body.session in self.paused:  # the default text; no upstream call, no state change
-            answer = paused_answer(body.session, self.guard.policy.fallbacks["default"])
-            self.metrics.observe(answer.summary, 0.0)
-            return _reply(answer, body)
         session = self.guard.session(body.session)
         start = time.perf_counter()
         guarded = await session.respond(body.messages, tools=body.tools, sampling=body.sampling)
@@ -208,11 +202,12 @@ def create_app(
         Route("/metrics", _safe(service.metrics_text), methods=["GET"]),
     ]
     if admin_key_hash is not None:
-        admin = Admin(guard, AdminKey(admin_key_hash), service.paused)
+        admin = Admin(guard, AdminKey(admin_key_hash))
         at = "/admin/sessions/{session_id:path}"
         routes += [
             Route(f"{at}/pause", _safe(admin.pause), methods=["POST"]),
             Route(f"{at}/resume", _safe(admin.resume), methods=["POST"]),
+            Route(f"{at}/end", _safe(admin.end), methods=["POST"]),
             Route(f"{at}/reset", _safe(admin.reset), methods=["POST"]),
             Route(at, _safe(admin.show), methods=["GET"]),
         ]

@@ -3,8 +3,8 @@
 :func:`completion` writes a ``chat.completion`` object (one choice: the admitted text and/or tool
 calls, ``finish_reason`` ``stop`` or ``tool_calls``, the usage summed over the guard's stages)
 with a top-level ``governor`` field, the reply's summary; :func:`governor_headers` gives the
-decision's kind and regenerations as headers. Both take an :class:`Answer`: a guarded reply, or
-the answer of a paused session (:mod:`.admin`). Imports the guard's public facade.
+decision's kind and regenerations as headers. Both take an :class:`Answer`: a guarded reply (a paused
+session's answer included). Imports the guard's public facade.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from governor.guard import Reply
 
 class Answer(Protocol):
     """What a reply is written from: the reply and its summary (a
-    :class:`~governor.guard.GuardReply`, or a paused session's answer)."""
+    :class:`~governor.guard.GuardReply`)."""
 
     @property
     def reply(self) -> Reply: ...
