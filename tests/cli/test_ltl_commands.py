@@ -84,8 +84,8 @@ def test_translate_shows_formula_english_and_example() -> None:
     )
     assert code == 0
     for part in (
-        "!agent_at(bathroom) W agent_at(living_room)",
-        "W ! agent_at(bathroom) agent_at(living_room)",
+        "!agent_at(bathroom) U agent_at(living_room)",
+        "U ! agent_at(bathroom) agent_at(living_room)",
         "the agent must not be in the bathroom before it has been in the living room",
         "step 0: agent_at(bathroom)",
         "violated at step 0",
@@ -259,7 +259,7 @@ def test_batch_records_and_exit_status(tmp_path: Path) -> None:
         "line": 2, "text": "never enter the cold room", "ok": True,
         "formula": "G !agent_at(cold_room)", "prefix": "G ! agent_at(cold_room)",
         "pattern": "global_avoid", "reading": "the agent must never be in the cold room",
-        "error": None,
+        "error": None, "ambiguous": False, "alternatives": [],
     }  # fmt: skip
     assert second["line"] == 4 and second["formula"] == "G !is_switchedon(forklift)"
     assert nice["ok"] is False and nice["formula"] is None and "grounding" in nice["error"]

@@ -157,15 +157,20 @@ def test_every_counterexample_violates_its_formula() -> None:
     }
 
 
-def test_the_view_of_a_precedence() -> None:
+def test_the_view_of_a_before_constraint() -> None:
+    """ "a before b" is the authors' past avoidance (strong until) by default; the weak
+    precedence and the ordered visit are offered as the other readings."""
     domain = household_domain("rooms/0_2")
-    view = verify_view(
-        translate_offline("you have to enter bathroom before living room", domain), domain
-    )
-    assert view["formula"] == "!agent_at(living_room) W agent_at(bathroom)"
-    assert view["prefix"] == "W ! agent_at(living_room) agent_at(bathroom)"
-    assert view["counterexample"] == [["agent_at(living_room)"]] and view["violated_at"] == 0
-    assert view["pattern"] == "precedence" and view["method"] == "offline"
+    t = translate_offline("you have to enter bathroom before living room", domain)
+    view = verify_view(t, domain)
+    assert view["formula"] == "!agent_at(living_room) U agent_at(bathroom)"
+    assert view["prefix"] == "U ! agent_at(living_room) agent_at(bathroom)"
+    # shortest violation: the trace ends before the bathroom was ever entered
+    assert view["counterexample"] == [[]] and view["violated_at"] == 1
+    assert view["pattern"] == "past_avoid" and view["method"] == "offline"
+    assert t.ambiguous and [a.pattern for a in t.alternatives] == ["ordered_visit", "precedence"]
+    assert str(t.alternatives[1].formula) == "!agent_at(living_room) W agent_at(bathroom)"
+    assert t.reading is not None and "strong until" in t.reading
     assert view["grounding"] == {"enter bathroom": "agent_at(bathroom)", "living room": L}
 
 

@@ -48,7 +48,8 @@ BATCH_HELP = (
     f" are skipped; at most {MAX_SENTENCES:,} sentences of at most {MAX_SENTENCE_CHARS:,}"
     " characters); prints one summary line; exit status 1 when any sentence failed. With --out"
     ' (or --json: to stdout) the records are {"domain": NAME, "records": [{"line", "text", "ok",'
-    ' "formula" (infix), "prefix", "pattern", "reading" (English), "error"}, ...]}'
+    ' "formula" (infix), "prefix", "pattern", "reading" (English, with the choices made),'
+    ' "error", "ambiguous", "alternatives": [{"formula", "pattern", "reading"}]}, ...]}'
 )
 
 
@@ -121,7 +122,7 @@ def translate_command(args: argparse.Namespace, console: Console) -> int:
         return _batch(args, domain, backend, console)
     with metered() as meter:
         translations = translate_all(args.text, domain, backend)
-    views = [verify_view(t, domain) for t in translations]
+    views = [_with_readings(verify_view(t, domain), t) for t in translations]
     failed = [t.sentence for t in translations if not t.ok]
     write = bool(args.accept) and not failed  # all or nothing: no spec file silently misses one
     fell_back = [t for t in translations if t.method.startswith("offline (llm failed")]
@@ -154,6 +155,15 @@ def translate_command(args: argparse.Namespace, console: Console) -> int:
     return 1 if failed else 0
 
 
+def _with_readings(view: dict[str, Any], t: Any) -> dict[str, Any]:
+    """The view with the reading's named choices and any other readings of the sentence."""
+    alternatives = [
+        {"formula": str(a.formula), "pattern": a.pattern, "reading": a.reading}
+        for a in t.alternatives
+    ]
+    return view | {"reading": t.reading, "ambiguous": t.ambiguous, "alternatives": alternatives}
+
+
 def read_sentences(path: Path) -> list[tuple[int, str]]:
     """(line number, sentence) of each sentence line: blank and ``#`` lines skipped."""
     lines = [(i, x.strip()) for i, x in enumerate(read_text(path).splitlines(), 1)]
@@ -175,10 +185,16 @@ def _batch(args: argparse.Namespace, domain: Domain, backend: Any, console: Cons
         t = done.get(n)
         f = t.formula if t else None
         error = expected(f"at most {MAX_SENTENCE_CHARS:,} characters", len(text))
+        alternatives = [
+            {"formula": str(a.formula), "pattern": a.pattern, "reading": a.reading}
+            for a in (t.alternatives if t else ())
+        ]
         records.append(
             {"line": n, "text": text, "ok": f is not None, "formula": f and str(f)}
             | {"prefix": f and to_prefix(f), "pattern": t and t.pattern}
-            | {"reading": f and english(f, domain), "error": t.error if t else error}
+            | {"reading": f and ((t and t.reading) or english(f, domain))}
+            | {"error": t.error if t else error}
+            | {"ambiguous": bool(t and t.ambiguous), "alternatives": alternatives}
         )
     data = {"domain": domain.name, "records": records}
     if args.out is not None:
@@ -209,6 +225,10 @@ def _table(view: dict[str, Any]) -> Table:
         ("grounding", _pairs(view["grounding"])),
         ("method", f"{view['method']}, pattern {view['pattern'] or 'none'}"),
     ]
+    if view.get("reading"):
+        rows.append(("reading", view["reading"]))
+    for alt in view.get("alternatives", []):
+        rows.append(("or (ambiguous)", f"{alt['formula']}: {alt['reading']}"))
     for name, value in rows:
         table.add_row(name, escape(value))
     if view["counterexample"] is not None:

@@ -15,6 +15,7 @@ from governor.ltl import operators as op
 from governor.ltl import patterns as pt
 from governor.ltl import syntax as s
 from governor.ltl.domain import Domain
+from governor.ltl.english_lists import listed
 
 _STATE = {  # predicate: (phrase when true, phrase when false)
     "is_open": ("open", "closed"),
@@ -199,7 +200,7 @@ def pattern_of(f: s.Formula, domain: Domain) -> tuple[str, str] | None:
         a, n = c
         if f == pt.exact_restricted_avoidance(a, n):
             return "exact_rest_avoid", _visits(a, domain, "must", f"exactly {_times(n)}")
-    return None
+    return listed(f, lambda x: _literal(x, domain), lambda x: state(x, domain))
 
 
 _UNARY = {

@@ -13,14 +13,20 @@ A described state (``the microwave is open``) lifts to ``P1 holds``, a passive v
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from governor.errors import SpecError
 from governor.ltl import lexicon as lx
+from governor.ltl.cues import CUE_WORDS
 from governor.ltl.domain import Domain
+from governor.ltl.mentions import PropMatcher
 from governor.ltl.operators import Not, Or
 from governor.ltl.parser import atom
 from governor.ltl.syntax import Formula
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -34,10 +40,17 @@ class Phrase:
 
 @dataclass(frozen=True)
 class Lifted:
-    """A sentence with its referring expressions replaced by placeholders."""
+    """A sentence with its referring expressions replaced by placeholders.
+
+    ``text`` has no punctuation (the pattern templates read it); ``tokens`` keeps commas and
+    sentence ends, and marks a place phrase that says where the agent *is* (``be in the lab``)
+    with a ``be`` before its placeholder, and one that goes back (``return to the lab``) with
+    ``again`` (the clause grammar reads them).
+    """
 
     text: str
     phrases: tuple[Phrase, ...]
+    tokens: tuple[str, ...] = ()
 
     def grounding(self) -> dict[str, Formula]:
         """Placeholder -> grounded formula."""
@@ -93,6 +106,8 @@ class _Scanner:
     def prop(self, predicate: str, *args: str) -> Formula:
         label = f"{predicate}({', '.join(args)})"
         if label not in self.domain.known:
+            if not any(p.startswith(predicate + "(") for p in self.domain.known):
+                raise _NoSuchPredicate(label)
             raise self.domain.unknown_proposition(label)
         return atom(label)
 
@@ -112,6 +127,13 @@ class _Scanner:
     def action(self, i: int) -> tuple[int, Formula] | None:
         """An action phrase at ``i``: open, close, grab, pick up, switch on/off, put."""
         w, nxt = self.at(i), self.at(i + 1)
+        needs = [p for words, p in _ACTION_PREDICATES if w in words]
+        if needs and not any(p.startswith(needs[0]) for p in self.domain.known):
+            # a domain without this kind of action: "take the lift" names a place, "pick a
+            # route" no object; "pick up the chicken" still names a missing proposition
+            target, _ = self.obj(i + 1 + (nxt in ("up", "on", "off")))
+            if (target and self.domain.location(target)) or (w in lx.PICK and nxt != "up"):
+                return None
         if w in lx.PICK and nxt == "up":
             x, j = self.need(i + 2, i)
             return j, self.prop("is_grabbed", x)
@@ -153,6 +175,9 @@ class _Scanner:
             return None
         if j == i + 1 and self.at(j) not in lx.DETERMINERS and self.obj(j)[0] is None:
             return None  # "be away from": no particle, no object; not a place phrase
+        found, after = self.obj(j)
+        if found is None and (self.at(after) in CUE_WORDS or self.at(i) in lx.STATIVE):
+            return None  # "visited at most twice", "be on time": no place named
         x, k = self.need(j, i)
         return k, self.place(x)
 
@@ -199,6 +224,19 @@ class _Scanner:
         return j, atom(label)
 
 
+_ACTION_PREDICATES = (
+    (lx.PICK | lx.GRAB, "is_grabbed("),
+    (lx.OPEN | lx.CLOSE, "is_open("),
+    (lx.SWITCH, "is_switchedon("),
+    (lx.PUT, "is_"),
+)
+
+
+class _NoSuchPredicate(SpecError):
+    """An action or state whose predicate the domain has none of (``take`` in a domain of
+    places): the words are not a phrase of this domain, and another reading is tried."""
+
+
 def _sign(f: Formula, neg: bool) -> Formula:
     return Not(f) if neg else f
 
@@ -206,29 +244,50 @@ def _sign(f: Formula, neg: bool) -> Formula:
 def lift(sentence: str, domain: Domain) -> Lifted:
     """The sentence lifted: normalised words, each referring expression replaced by its
     placeholder. Raises :class:`SpecError` for a phrase naming an unknown object or proposition."""
-    toks = lx.words(sentence)
+    toks = lx.tokens(sentence)
     scan = _Scanner(toks, domain)
+    bare = [p for p in domain.propositions if "(" not in p and p not in domain.rooms]
+    mentions = PropMatcher(bare) if bare else None
     out: list[str] = []
+    marked: list[str] = []
     phrases: list[Phrase] = []
     names: dict[Formula, str] = {}
     i = 0
     while i < len(toks):
-        found = scan.action(i) or scan.motion(i)
+        found = mentions.match(toks, i) if mentions else None
+        found = found or _soft(scan.action, i) or scan.motion(i)
         shape = "{}"
-        if found is None and (st := scan.state(i)) is not None:
+        if found is None and (st := _soft(scan.state, i)) is not None:
             found, shape = st[:2], st[2]
         found = found or scan.bare(i)
         if found is None:
             out.append(toks[i])
+            marked.append(toks[i])
             i += 1
             continue
         end, formula = found
         name = names.setdefault(formula, f"P{len(names) + 1}")
-        phrases.append(Phrase(" ".join(toks[i:end]), name, formula))
+        words = toks[i:end]
+        phrases.append(Phrase(" ".join(words), name, formula))
         out.append(shape.format(name))
+        if {"has", "have", "had"} & set(words):
+            marked.append("have")
+        if words and words[0] in lx.STATIVE:
+            marked.append("be")
+        elif lx.RETURNING & set(words):
+            marked.append("again")
+        marked.append(name)
         i = max(end, i + 1)
-    text = re.sub(r"\b(?:go|come) (?:to|and) (?=P\d)", "", " ".join(out))
-    return Lifted(text, tuple(phrases))
+    plain = " ".join(w for w in out if w not in lx.PUNCTUATION)
+    text = re.sub(r"\b(?:go|come) (?:to|and) (?=P\d)", "", plain)
+    return Lifted(text, tuple(phrases), tuple(marked))
+
+
+def _soft(read: Callable[[int], _T | None], i: int) -> _T | None:
+    try:
+        return read(i)
+    except _NoSuchPredicate:
+        return None
 
 
 def ground_phrase(phrase: str, domain: Domain) -> Formula | None:

@@ -35,14 +35,32 @@ IN, ON = _set("in into int inside"), frozenset({"on", "onto"})
 VERBS = MOTION | PUT | OPEN | CLOSE | GRAB | PICK | SWITCH
 FUNCTION = _set(
     "later if before after until then and or but when once twice again more less at for in on to"
-    " up it them you is are not never too ever also afterward afterwards first"
+    " up it them you is are not never too ever also afterward afterwards first , ."
 )
+
+
+PUNCTUATION = frozenset({",", "."})
+"""The punctuation :func:`tokens` keeps: a comma, and ``.`` for any sentence end (``;:!?``)."""
+STATIVE = _set("be being is are was were")
+"""First words of a place phrase that say where the agent is, not where it goes."""
+RETURNING = _set("return returns returning returned revisit revisits revisiting revisited back")
+"""Words of a place phrase that make it a visit again."""
 
 
 def words(sentence: str) -> list[str]:
     """Lower-case words, contractions expanded, punctuation dropped, ``can not`` -> ``cannot``."""
+    return [w for w in tokens(sentence) if w not in PUNCTUATION]
+
+
+def tokens(sentence: str) -> list[str]:
+    """:func:`words`, with commas kept and ``. ; : ! ?`` kept as ``.`` (clause boundaries)."""
     out: list[str] = []
-    for w in re.findall(r"[a-z0-9_']+", sentence.lower().replace("’", "'")):
+    low = sentence.lower().replace("’", "'").replace("-", " ")
+    low = re.sub(r"\bafter (?:that|which|this)\b", "afterwards", low)
+    for w in re.findall(r"[a-z0-9_']+|[,.;:!?]", low):
+        if w in ",.;:!?":
+            out.append("," if w == "," else ".")
+            continue
         out.extend(CONTRACTIONS.get(w, w.replace("'", "")).split())
     text = " ".join(w for w in out if w)
     return re.sub(r"\bcan not\b", "cannot", text).split()

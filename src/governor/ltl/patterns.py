@@ -99,6 +99,12 @@ def future_avoidance(a: Prop, b: Prop) -> s.Formula:
     return op.Always(op.Implies(_f(a), op.Always(op.Not(_f(b)))))
 
 
+def future_avoidance_next(a: Prop, b: Prop) -> s.Formula:
+    """Lang2LTL's future avoidance: from the step after ``a`` on, never ``b``: ``G(a -> X G !b)``
+    (the next step need not exist)."""
+    return op.Always(op.Implies(_f(a), op.WeakNext(op.Always(op.Not(_f(b))))))
+
+
 def past_avoidance(a: Prop, b: Prop) -> s.Formula:
     """Avoid ``a`` until ``b`` has happened, and ``b`` must happen: ``!a U b``."""
     return op.Until(op.Not(_f(a)), _f(b))
@@ -147,6 +153,16 @@ def prompt_reaction(a: Prop, b: Prop) -> s.Formula:
     return op.Always(op.Implies(_f(a), op.Next(_f(b))))
 
 
+def bounded_reaction(a: Prop, b: Prop, n: int) -> s.Formula:
+    """Whenever ``a`` holds, ``b`` holds then or within the next ``n`` positions, which must
+    exist: for n = 2, ``G(a -> (b | X(b | X b)))``."""
+    p, q, n = _f(a), _f(b), _count(n, 1)
+    out: s.Formula = q
+    for _ in range(n):
+        out = op.Or((q, op.Next(out)))
+    return op.Always(op.Implies(p, out))
+
+
 def bound_reaction(a: Prop, b: Prop) -> s.Formula:
     """``b`` holds exactly when ``a`` does: ``G(a <-> b)``."""
     return op.Always(op.Iff(_f(a), _f(b)))
@@ -180,7 +196,9 @@ PATTERNS: dict[str, Callable[..., s.Formula]] = {
     "prompt_react": prompt_reaction,
     "bound_react": bound_reaction,
     "bound_delay": bound_delay,
+    "bounded_react": bounded_reaction,
     "wait": wait,
 }
 """Pattern constructors by the short names of ``constraint_patterns.json``
-(``upper_rest_avoid`` and the other restricted avoidances take ``(a, n)``)."""
+(``upper_rest_avoid`` and the other restricted avoidances take ``(a, n)``, ``bounded_react``
+takes ``(a, b, n)``)."""

@@ -1,0 +1,32 @@
+"""`governor bench ltl-translate` on a few dev sentences: the JSON it writes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from governor.bench import ltl_translate
+from governor.cli import main
+
+
+def test_bench_writes_the_summary_and_records(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    assert main(["bench", "ltl-translate", "--set", "dev", "--limit", "6", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    dev = data["sets"]["dev"]
+    keys = {"sentences", "translated", "equivalent", "translated_rate", "equivalent_rate"}
+    assert keys <= set(dev) and dev["sentences"] == 6
+    assert dev["families"] and all(keys <= set(f) for f in dev["families"].values())
+    assert sum(f["sentences"] for f in dev["families"].values()) == 6
+    assert len(data["records"]) == 6
+    rec = data["records"][0]
+    assert {"id", "family", "text", "translated", "equivalent", "reading", "ambiguous"} <= set(rec)
+    assert set(data["sets"]) == {"dev"}
+
+
+def test_a_wrong_translation_is_not_counted_equivalent() -> None:
+    rec = {"family": "visit", "args": ["a", "b"], "n": None, "places": ["a", "b"], "props": []}
+    goal = ltl_translate.intended(rec)
+    assert ltl_translate.equivalent(goal, goal, rec)
+    other = ltl_translate.intended(rec | {"family": "sequenced_visit"})
+    assert not ltl_translate.equivalent(goal, other, rec)
