@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from governor.cli.ltl_conflicts import add_conflicts_parser
 from governor.errors import ConfigError, SpecError, expected
 from governor.files import read_text, write_json
 from governor.flags import add_backend_args, backend_config_from_args
@@ -82,6 +83,7 @@ def add_ltl_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--trace", type=Path, required=True, help="JSON list of steps, each a list of propositions"
     )
     ck.set_defaults(handler=check_command)
+    add_conflicts_parser(sub)
     return ltl
 
 

@@ -39,6 +39,7 @@ from governor.ltl.simplify import conj, neg
 from governor.ltl.syntax import Formula
 from governor.observer import Observer
 from governor.worlds.household.env import (
+    SceneGraph,
     State,
     Task,
     default_scene,
@@ -46,6 +47,7 @@ from governor.worlds.household.env import (
     proposition_vocabulary,
 )
 from governor.worlds.household.labels import room_propositions
+from governor.worlds.household.ltl_rules import check_task
 from governor.worlds.household.planners import HouseholdView
 from governor.worlds.household.plans import DONE, predict_labels
 from governor.worlds.household.prompts import offline_explainer
@@ -152,18 +154,23 @@ def goal_formula(task: Task, state: State) -> Formula | None:
 
 
 def preflight(specs: Sequence[Spec], task: Task, start: HouseholdView) -> tuple[str, ...]:
-    """Constraints (and ``goal``) that contradict each other from the initial state; ``()`` if none.
+    """Constraints (and ``goal``) that contradict each other or the task from the initial state;
+    ``()`` if none.
 
-    Checks the constraints, the rule that the agent is in exactly one room, and ``F(goal)``.
+    The check knows the household's rules (:func:`~governor.worlds.household.ltl_rules.check_task`:
+    one room at a time, holding before placing, reach before grabbing, ...): it asks for an
+    execution of the simulator's actions that meets every constraint and ends with the goal met.
+    ``goal`` is named when the conflict needs it; a goal that cannot be reached at all is
+    ``("goal",)``. A search that hits its cap is no conflict (nothing is aborted unproven).
     """
-    named: list[Spec] = [(n, t, parse(f) if isinstance(f, str) else f) for n, t, f in specs]
-    goal = goal_formula(task, start.state)
-    if goal is not None:
-        named.append(("goal", task.instruction, goal))
-    monitors = MonitorSet.from_specs(named)
-    state = monitors.start(start.labels)
-    letters = alphabet(m.formula for m in monitors)
-    return conflict(dict(zip(state.names, state.formulas, strict=True)), letters)
+    named = [(n, parse(f) if isinstance(f, str) else f) for n, _, f in specs]
+    scene = start.state.scene
+    report = check_task(
+        task, named, scene=scene if isinstance(scene, SceneGraph) else None, start=start.state
+    )
+    if not report.conflict:
+        return ()
+    return (*report.minimal, *(("goal",) if report.goal_involved else ()))
 
 
 def safety_chip_constraints(specs: Sequence[Spec]) -> list[Constraint]:
