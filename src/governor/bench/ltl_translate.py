@@ -35,7 +35,7 @@ from governor.ltl.satisfiability import one_hot, search
 from governor.ltl.syntax import Formula
 from governor.ltl.translate import translate_offline
 
-SETS = ("dev", "heldout")
+SETS = ("dev", "dev2", "heldout")
 FIELDS = ("id", "family", "args", "n", "places", "props", "text")
 MAX_STATES = 200_000
 """State budget of one equivalence search."""
@@ -150,7 +150,7 @@ def add_parser(bench: Subcommands) -> None:
     """`governor bench ltl-translate`."""
     p = bench.add_parser("ltl-translate", help="the offline translator on pattern sentences")
     p.add_argument("--json", type=Path, required=True, help="write the results here")
-    p.add_argument("--set", choices=("dev", "heldout", "all"), default="all")
+    p.add_argument("--set", choices=(*SETS, "all"), default="all")
     p.add_argument("--limit", type=int, help="only the first N sentences of each set")
     p.set_defaults(handler=run_command)
 
