@@ -70,7 +70,12 @@ def print_table(console: Console, title: str, rows: Sequence[Sequence[str]]) -> 
         table.add_row(*row)
     widths = [max(len(str(row[i])) for row in rows if i < len(row)) for i in range(len(rows[0]))]
     needed = sum(widths) + 3 * len(widths) + 2
-    console.print(table, width=max(console.width, needed))
+    before = console.width  # rich caps a print's width at the console's: widen it for this table
+    console.width = max(before, needed)
+    try:
+        console.print(table)
+    finally:
+        console.width = before
 
 
 def markdown_table(rows: Sequence[Sequence[str]]) -> str:
