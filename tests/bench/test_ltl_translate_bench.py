@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from governor.bench import ltl_translate
 from governor.cli import main
+from governor.errors import ConfigError
 
 
 def test_bench_writes_the_summary_and_records(tmp_path: Path) -> None:
@@ -30,3 +33,16 @@ def test_a_wrong_translation_is_not_counted_equivalent() -> None:
     assert ltl_translate.equivalent(goal, goal, rec)
     other = ltl_translate.intended(rec | {"family": "sequenced_visit"})
     assert not ltl_translate.equivalent(goal, other, rec)
+
+
+def test_the_sets_and_a_missing_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert ltl_translate.SETS == ("dev", "dev2", "heldout")
+    found = ltl_translate.run("dev2", limit=3)
+    assert set(found["sets"]) == {"dev2"} and found["sets"]["dev2"]["sentences"] == 3
+    assert all(r["set"] == "dev2" for r in found["records"])
+    monkeypatch.setattr(ltl_translate, "data_dir", lambda: tmp_path)
+    with pytest.raises(ConfigError, match=r"dev2\.jsonl"):
+        ltl_translate.run("dev2")
+    (tmp_path / "dev.jsonl").write_text('{"id": "x"}\n')
+    with pytest.raises(ConfigError, match="the fields"):
+        ltl_translate.run("dev")

@@ -292,3 +292,22 @@ def test_batch_input_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         run("translate", "--out", "x.json", "never open the fridge")
     with pytest.raises(ConfigError, match="expected sentences as arguments, or --file"):
         run("translate")
+
+
+def test_translate_convention_flag(tmp_path: Path) -> None:
+    sentence = "After the siren sounds, never enter the lobby."
+    places = ("--props", "siren", "--places", "lobby,garage")
+    _, out = run("translate", "--json", *places, sentence)
+    assert json.loads(out)["constraints"][0]["formula"] == "G(siren -> G !agent_at(lobby))"
+    _, out = run("translate", "--json", *places, "--convention", "lang2ltl", sentence)
+    view = json.loads(out)["constraints"][0]
+    assert view["formula"] == "G(siren -> WX G !agent_at(lobby))"
+    assert "Lang2LTL's form" in view["reading"]
+    lines = write(tmp_path / "s.txt", sentence + "\n")
+    out_path = tmp_path / "out.json"
+    args = ("--file", str(lines), "--out", str(out_path), "--convention", "lang2ltl")
+    run("translate", *places, *args)
+    (record,) = json.loads(out_path.read_text())["records"]
+    assert record["formula"] == "G(siren -> WX G !agent_at(lobby))"
+    with pytest.raises(ConfigError, match="only for the offline translator"):
+        run("translate", *places, "--convention", "lang2ltl", "--llm", sentence)

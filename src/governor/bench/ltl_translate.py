@@ -1,7 +1,9 @@
 """`governor bench ltl-translate`: the offline English-to-LTL translator on pattern sentences.
 
-Reads ``data/ltl_patterns/dev.jsonl`` and ``heldout.jsonl`` (one JSON object a line: ``id``,
-``family``, ``args``, ``n``, ``places``, ``props``, ``text``), translates each sentence against
+Reads the sets of ``data/ltl_patterns/``: ``dev.jsonl`` (the rules were developed on it),
+``dev2.jsonl`` (written independently, then developed on too) and ``heldout.jsonl`` (written
+by someone who had not seen the rules; run once with the rules frozen). One JSON object a line:
+``id``, ``family``, ``args``, ``n``, ``places``, ``props``, ``text``. It translates each sentence against
 a domain of its places (one at a time) and props, and checks the translation against the
 intended formula ``PATTERNS[family](*args[, n])`` (a place ``p`` is ``agent_at(p)``, a prop is
 itself). The check is exact: ``intended xor translated`` must have no finite trace over the

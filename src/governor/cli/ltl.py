@@ -30,7 +30,9 @@ from governor.ltl.english import english
 from governor.ltl.lang2ltl import translate_all
 from governor.ltl.monitor import Monitor, MonitorVerdict
 from governor.ltl.parser import canonical_label, parse, parse_prefix, to_prefix
+from governor.ltl.readings import CONVENTIONS, SAFETY_CHIP
 from governor.ltl.specs import append_specs, spec_from
+from governor.ltl.translate import Translation, translate_offline
 from governor.ltl.verify import verify_view
 from governor.usage import metered
 from governor.worlds.household.ltl_domain import household_domain
@@ -70,6 +72,13 @@ def add_ltl_parser(subparsers: Any) -> argparse.ArgumentParser:
     tr.add_argument("--out", type=Path, metavar="PATH.json", help="with --file: write the records")
     tr.add_argument("--task", help="task key (experiment/id): only its objects may be named")
     tr.add_argument("--llm", action="store_true", help="translate through the LLM endpoint")
+    tr.add_argument(
+        "--convention",
+        choices=CONVENTIONS,
+        default=SAFETY_CHIP,
+        help="the offline translator's reading of future avoidance: the Safety Chip's G(a -> G !b)"
+        " (the default) or Lang2LTL's G(a -> X G !b)",
+    )
     add_backend_args(tr)
     tr.add_argument(
         "--accept", type=Path, metavar="PATH.yaml", help="append the shown specs, as verified"
@@ -105,6 +114,15 @@ def _domain(args: argparse.Namespace) -> Domain:
     return household_domain(args.task)
 
 
+def _translate(
+    sentences: list[str], domain: Domain, backend: Any, convention: str
+) -> list[Translation]:
+    """Offline with the named convention, or through ``backend`` (the default convention)."""
+    if backend is None:
+        return [translate_offline(x, domain, convention) for x in sentences]
+    return translate_all(sentences, domain, backend)
+
+
 def translate_command(args: argparse.Namespace, console: Console) -> int:
     """Translate, show the verification view, and append accepted specs (``--accept``)."""
     if args.file is not None:
@@ -114,6 +132,10 @@ def translate_command(args: argparse.Namespace, console: Console) -> int:
         raise ConfigError("translate: expected sentences as arguments, or --file SENTENCES.txt")
     elif args.out is not None:
         raise ConfigError("--out: only with --file (use --json to print JSON)")
+    if args.llm and args.convention != SAFETY_CHIP:
+        raise ConfigError(
+            f"--convention {args.convention}: only for the offline translator, not with --llm"
+        )
     domain = _domain(args)
     backend = None
     if args.llm:
@@ -123,7 +145,7 @@ def translate_command(args: argparse.Namespace, console: Console) -> int:
     if args.file is not None:
         return _batch(args, domain, backend, console)
     with metered() as meter:
-        translations = translate_all(args.text, domain, backend)
+        translations = _translate(args.text, domain, backend, args.convention)
     views = [_with_readings(verify_view(t, domain), t) for t in translations]
     failed = [t.sentence for t in translations if not t.ok]
     write = bool(args.accept) and not failed  # all or nothing: no spec file silently misses one
@@ -180,7 +202,7 @@ def _batch(args: argparse.Namespace, domain: Domain, backend: Any, console: Cons
     """Translate every sentence of ``--file``; write the records; one summary line."""
     lines = read_sentences(args.file)
     fits = [(n, x) for n, x in lines if len(x) <= MAX_SENTENCE_CHARS]
-    found = translate_all([x for _, x in fits], domain, backend)
+    found = _translate([x for _, x in fits], domain, backend, args.convention)
     done = dict(zip([n for n, _ in fits], found, strict=True))
     records = []
     for n, text in lines:

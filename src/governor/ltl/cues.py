@@ -4,13 +4,15 @@ Cue phrases (longest first, at most :data:`LONGEST` words) become symbols: ``NOT
 "avoid", "stay out of", "off limits"), ``IF`` ("if", "when", "as soon as", a clause-opening
 "once"), ``WHENEVER`` ("every time"), ``AFTER``, ``BEFORE``, ``UNTIL`` ("unless"), ``THEN``
 ("then", "after that", "later", "finally"), ``NEXT`` ("immediately", "at the next step"),
-``ORDER`` ("in this order"), ``REPEAT`` ("keep", "patrol", "again and again"), ``IFF`` ("if and
-only if"), ``STAY``, ``LEAVE``, ``ONLY``, ``PERF`` ("have"), ... Counts become ``LE_2`` (at most
+``ORDER`` ("in this order"), ``ANYORDER`` ("the order does not matter"), ``REPEAT`` ("keep",
+"patrol", "again and again"), ``IFF`` ("if and only if"), ``EVENTUALLY`` ("at some point"),
+``PERMIT`` ("is fine", "are allowed"), ``REF`` ("before that", "until you do": an anaphor),
+``WHICH``, ``AHEAD`` ("skip ahead"), ``STAY``, ``LEAVE``, ``ONLY``, ``PERF`` ("have"), ... Counts become ``LE_2`` (at most
 2), ``GE_2``, ``EQ_2``, ``GT_2``, ``LT_2``, ``N_2`` (a bare "twice") and ``WITHIN_3`` ("within 3
 steps"); number words are read as numbers. Placeholders (``P1``) stay; every other word is
 dropped. One left-to-right pass: linear in the sentence.
 
-Imports nothing of the project.
+Imports its phrase tables (:mod:`governor.ltl.cue_phrases`) only.
 """
 
 from __future__ import annotations
@@ -18,139 +20,20 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-NUMBERS = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "single": 1, "twice": 2, "thrice": 3,
-}  # fmt: skip
-_CUES = {
-    "NOT": "not|never|cannot|no|avoid|avoiding|stay away from|keep away from|keep out of|stay out"
-    " of|keep clear of|steer clear of|off limits|away from|forbidden|prohibited|banned|out of bounds|refrain"
-    " from|without|no longer|nobody|nowhere|under no circumstances|at no point",
-    "MUST": "must|have to|has to|need to|needs to|should|required to|make sure|ensure|be sure to"
-    "|do not forget to|do not forget|never forget to|remember to|always remember to|got to|shall",
-    "CAN": "can|may|are allowed to|is allowed|allowed to|permitted to|free to",
-    "ALWAYS": "always|at all times|at any time|at any point|ever|all the time|throughout",
-    "WHENEVER": "whenever|every time|each time|any time|anytime|every single time",
-    "IF": "if|when|in case|as soon as|the moment|upon|on reaching|on entering|on arriving at",
-    "WHILE": "while|whilst|as long as|during",
-    "IFF": "if and only if|iff|exactly when|precisely when|just when|when and only when|exactly"
-    " at the steps when|exactly at the times when",
-    "AFTER": "after|having|following|since",
-    "BEFORE": "before|prior to|ahead of|earlier than",
-    "UNTIL": "until|till|unless|up until|up to the point when",
-    "THEN": "then|and then|after that|after which|afterwards|afterward|later|later on|next|"
-    "subsequently|finally|lastly|at the end|eventually|at some point|sooner or later|in the future"
-    "|thereafter|and finally|continue to|proceed to|move on to|end at|finish at|end in|finish in"
-    "|end up at|end up in|at last|in the end",
-    "FOLLOWED": "followed by|be followed by|is followed by",
-    "NEXT": "immediately|right away|straight away|at once|instantly|without delay|promptly|at the"
-    " next step|at the very next step|on the next step|in the next step|the next step|next step|"
-    "the very next step|the step after|the following step|at the following step|one step later",
-    "NEXTAFTER": "right after|immediately after|directly after|just after|straight after|"
-    "immediately following|right following",
-    "ORDER": "in this order|in that order|in order|in the given order|in the order given|in the"
-    " order listed|in the listed order|in sequence|in that sequence|in this sequence|one after"
-    " the other|one after another|in the stated order|in the same order|sequentially|in the order"
-    " shown|in the order stated|in the order named|in the order i listed|in the order i gave",
-    "ANY": "in any order|in whatever order|in no particular order|any order|all of|each of|both|"
-    "every one of|all|each|every|either order",
-    "REPEAT": "keep|keep on|patrol|patrolling|repeatedly|again and again|over and over|over and "
-    "over again|forever|infinitely often|endlessly|continually|continuously|indefinitely|"
-    "regularly|periodically|in a loop|on a loop|loop|cycle|cycle through|circulate|time and again"
-    "|never stop|round and round|round after round|perpetually",
-    "STAY": "stay|remain|wait|stay put|linger|hold position|keep waiting",
-    "LEAVE": "leave|exit|depart|depart from|move out of|get out of|go out of|step out of",
-    "AGAIN": "again|a second time|come back|go back|return|revisit|re enter|reenter",
-    "ONLY": "only|just",
-    "AND": "and|as well as|plus|along with|together with|nor",
-    "OR": "or",
-    "MEANS": "means|implies|requires|obliges you to|means that|forces you to",
-    "PERF": "have|has|had|already",
-    "SAME": "at the same time|simultaneously|concurrently|at that same step|in the same step|at "
-    "the same step|as well",
-    "NOW": "now|currently|right now|at that step|at the current step|in the current step|at this"
-    " step|at that moment|that same moment",
-    "FROMNOW": "ever again|anymore|any more|any longer|from then on|from that point on|from that"
-    " moment on|from now on|for good|for the rest of the time|thereafter",
-    "FIRST": "first|first of all|to begin|to begin with|to start|start at|start by|begin at|"
-    "begin by|start in|start from|begin in|initially|start with|begin with",
-    "STRICT": "exactly once each|only once each|once each|each only once|each exactly once|each"
-    " once|without returning|never returning|no revisits|without going back|without revisiting"
-    " any|not twice|strictly|never revisiting|without revisiting|not revisiting|never going back|"
-    "without ever going back|no going back",
-}
-SYMBOLS: dict[tuple[str, ...], tuple[str, ...]] = {}
-for _sym, _text in _CUES.items():
-    for _phrase in _text.split("|"):
-        SYMBOLS[tuple(_phrase.split())] = (_sym,)
-SYMBOLS[("never", "stop")] = ("REPEAT",)
-SYMBOLS[("do", "not", "stop")] = ("REPEAT",)
-SYMBOLS[("do", "not", "forget")] = ("MUST",)
-SYMBOLS[("not", "only")] = ()
-for _filler in (
-    "no more and no less",
-    "no more no less",
-    "not more and not less",
-    "no less and no more",
-):
-    SYMBOLS[tuple(_filler.split())] = ()
-for _each in ("of every", "of each", "of any", "after every", "after each", "after any"):
-    SYMBOLS[tuple(_each.split())] = ("WHENEVER",)
-SYMBOLS[(",",)] = ("COMMA",)
-SYMBOLS[(".",)] = ("STOP",)
-SYMBOLS[("but",)] = ("BUT",)
-SYMBOLS[("be",)] = ("BE",)
-SYMBOLS[("again",)] = ("AGAIN",)
-LONGEST = max(len(k) for k in SYMBOLS)
-
-_COUNT_BEFORE = {
-    "LE": "at most|no more than|not more than|up to|a maximum of|maximum of|at the most|max",
-    "GE": "at least|no fewer than|no less than|not less than|a minimum of|minimum of|a minimum",
-    "EQ": "exactly|precisely|just|exactly only",
-    "GT": "more than|over",
-    "LT": "fewer than|less than|under",
-}
-_COUNT_AFTER = {
-    "LE": "at most|at the most|or less|or fewer|max|maximum|tops",
-    "GE": "or more|at least|at minimum|minimum",
-}
-_TIMES = ("times", "time", "visits", "visit")
-_STEPS = ("steps", "step", "moves", "move", "time steps", "timesteps", "ticks")
-_WITHIN = [
-    tuple(x.split())
-    for x in (
-        "within",
-        "in at most",
-        "in no more than",
-        "at most",
-        "no later than",
-        "in under",
-        "in less than",
-        "in fewer than",
-        "within at most",
-    )
-]
-_PLACEHOLDER = re.compile(r"P\d+")
-
-
-def _phrases(table: dict[str, str]) -> list[tuple[tuple[str, ...], str]]:
-    out = [(tuple(p.split()), k) for k, v in table.items() for p in v.split("|")]
-    return sorted(out, key=lambda x: -len(x[0]))
-
-
-BEFORE_N, AFTER_N = _phrases(_COUNT_BEFORE), _phrases(_COUNT_AFTER)
-CUE_WORDS = (
-    frozenset(
-        w
-        for table in (_CUES, _COUNT_BEFORE, _COUNT_AFTER)
-        for v in table.values()
-        for phrase in v.split("|")
-        for w in phrase.split()
-    )
-    | frozenset(NUMBERS)
-    | frozenset({"times", "once", "steps", "step", "same", "time"})
+from governor.ltl.cue_phrases import (
+    AFTER_N,
+    BEFORE_N,
+    CUE_WORDS,
+    LONGEST,
+    NUMBERS,
+    STEPS,
+    SYMBOLS,
+    TIMES,
+    WITHIN,
 )
-"""Every word of a cue phrase: a word that names no place."""
+
+__all__ = ["CUE_WORDS", "number", "symbols"]
+_PLACEHOLDER = re.compile(r"P\d+")
 
 
 def number(toks: Sequence[str], i: int) -> tuple[int, int] | None:
@@ -172,7 +55,7 @@ def _starts(toks: Sequence[str], i: int, phrase: tuple[str, ...]) -> bool:
 
 def _within(toks: Sequence[str], i: int) -> tuple[str, int] | None:
     """A step bound at ``i``: "within 3 steps" -> ``("WITHIN_3", end)``."""
-    for lead in _WITHIN:
+    for lead in WITHIN:
         if not _starts(toks, i, lead):
             continue
         j = i + len(lead)
@@ -180,7 +63,7 @@ def _within(toks: Sequence[str], i: int) -> tuple[str, int] | None:
         found = number(toks, j)
         if found is None:
             continue
-        for step in _STEPS:
+        for step in STEPS:
             if _starts(toks, found[1], tuple(step.split())):
                 return f"WITHIN_{found[0]}", found[1] + len(step.split())
     return None
@@ -201,7 +84,7 @@ def _count(toks: Sequence[str], i: int) -> tuple[str, int] | None:
         return None
     n, j = found
     has_times = toks[i] in ("once", "twice", "thrice")
-    for t in _TIMES:
+    for t in TIMES:
         if toks[j : j + 1] == [t]:
             j, has_times = j + 1, True
             break
@@ -210,6 +93,9 @@ def _count(toks: Sequence[str], i: int) -> tuple[str, int] | None:
             if _starts(toks, j, phrase):
                 kind, j = k, j + len(phrase)
                 break
+    again = number(toks, j + 2) if toks[j : j + 2] == ["and", "only"] else None
+    if again is not None and again[0] == n:  # "once and only once"
+        kind, j = "EQ", again[1] + (toks[again[1] : again[1] + 1] in (["times"], ["time"]))
     if kind is None and not has_times:
         return None
     return f"{kind or 'N'}_{n}", j

@@ -18,10 +18,13 @@ def _set(text: str) -> frozenset[str]:
 
 DETERMINERS = _set("the a an your my that this its")
 PRONOUNS = frozenset({"it", "them"})
+INDEFINITE = _set("a an any another each every one no")
+"""Determiners of a noun that names no particular place ("enter a room")."""
 MOTION = _set(
     "go goes going went gone enter enters entering entered visit visits visiting visited been be"
     " walk walks walking walked reach reaches reached reaching come comes coming came return"
-    " returns returning returned head heads heading sit sits sitting sat lie lies lying"
+    " returns returning returned head heads heading sit sits sitting sat lie lies lying reenter"
+    " reenters reentering reentered"
 )
 PARTICLES = _set("to into in inside near past on onto by at back over toward towards")
 PLACE_CUES = _set("before after avoid from near past than at in unlock unlocks")
@@ -43,7 +46,10 @@ PUNCTUATION = frozenset({",", "."})
 """The punctuation :func:`tokens` keeps: a comma, and ``.`` for any sentence end (``;:!?``)."""
 STATIVE = _set("be being is are was were")
 """First words of a place phrase that say where the agent is, not where it goes."""
-RETURNING = _set("return returns returning returned revisit revisits revisiting revisited back")
+RETURNING = _set(
+    "return returns returning returned revisit revisits revisiting revisited back reenter reenters"
+    " reentering reentered"
+)
 """Words of a place phrase that make it a visit again."""
 
 
@@ -57,6 +63,8 @@ def tokens(sentence: str) -> list[str]:
     out: list[str] = []
     low = sentence.lower().replace("’", "'").replace("-", " ")
     low = re.sub(r"\bafter (?:that|which|this)\b", "afterwards", low)
+    low = re.sub(r"\bre (?=enter)", "re", low)
+    low = re.sub(r"\b([a-z0-9_]+)'s\b", lambda m: m[0] if m[0] in CONTRACTIONS else m[1], low)
     for w in re.findall(r"[a-z0-9_']+|[,.;:!?]", low):
         if w in ",.;:!?":
             out.append("," if w == "," else ".")

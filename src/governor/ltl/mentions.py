@@ -112,7 +112,8 @@ class PropMatcher:
                 continue
             end, neg = found
             if len(words) == 1:
-                end = _does(toks, end)
+                negated = _does_not(toks, end)
+                end, neg = (negated, not neg) if negated is not None else (_does(toks, end), neg)
             f = atom(name)
             return end, Not(f) if neg else f
         return None
@@ -146,6 +147,21 @@ def _verb_first(
         return None
     found = _in_order(toks, i + 1, words[:-1])
     return None if found is None else (found[0], False)
+
+
+NEGATORS = (("does", "not"), ("do", "not"), ("did", "not"), ("is", "not"))
+"""What makes a one-word proposition's doing negative ("the alarm does not sound")."""
+
+
+def _does_not(toks: Sequence[str], j: int) -> int | None:
+    """The end of "does not sound" / "is not on" after a one-word proposition, or None."""
+    if tuple(toks[j : j + 2]) not in NEGATORS:
+        return None
+    if toks[j] == "is":  # "is not on" is "is on" negated
+        end = _does(["is", *toks[j + 2 : j + 4]], 0)
+        return j + 1 + end if end > 1 else None
+    end = _does(toks, j + 2)
+    return end if end > j + 2 else None
 
 
 def _does(toks: Sequence[str], j: int) -> int:

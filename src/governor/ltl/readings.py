@@ -15,6 +15,7 @@ World-free: imports the LTL syntax, operators and patterns.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from governor.errors import SpecError, expected
@@ -55,10 +56,34 @@ WITHIN = "then or within the next n steps, which must exist (nested strong X)"
 THEN_OR_LATER = "then or later: the same step counts"
 SAME_STEP = "at the same step"
 PATROL = "on a finite trace: after every step each place is visited again (G F)"
+PERMISSION = "a clause that only allows something adds no constraint"
+PERMISSION_LOOSE = "'in this order' with extra visits allowed: a sequenced visit"
 PAST_EVENT = (
     "a past-tense action is the event of it happening (it holds now and did not at the step "
     "before, Y), not a state that may already hold at the start"
 )
+
+
+NEXT_WEAK = "not at the next step: no next step is needed (weak X)"
+ONCE_BEFORE = "entered once before the next: not re-entered before it (the authors' strict pair)"
+
+
+def single_visit(a: s.Formula, b: s.Formula) -> s.Formula:
+    """``a`` not entered a second time before ``b``: ``!a U (a U (!a U b))``, the pair clause of
+    the authors' strictly ordered visit."""
+    return op.Until(op.Not(a), op.Until(a, op.Until(op.Not(a), b)))
+
+
+def prompt_avoidance(a: s.Formula, b: s.Formula) -> s.Formula:
+    """Whenever ``a``, not ``b`` at the next step (if there is one): ``G(a -> WX !b)``."""
+    return op.Always(op.Implies(a, op.WeakNext(op.Not(b))))
+
+
+CLAUSE_PATTERNS: dict[str, Callable[..., s.Formula]] = {
+    "single_visit": single_visit,
+    "prompt_avoid": prompt_avoidance,
+}
+"""Clause readings that are part of a family rather than one (conjoined with other clauses)."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +103,7 @@ class Reading:
         ]
         if self.family == "future_avoid" and convention == LANG2LTL:
             return pt.future_avoidance_next(*xs)
-        build = pt.PATTERNS[self.family]
+        build = CLAUSE_PATTERNS.get(self.family) or pt.PATTERNS[self.family]
         return build(*xs, self.n) if self.n is not None else build(*xs)
 
     def with_notes(self, *notes: str) -> Reading:
@@ -114,6 +139,8 @@ def family_notes(family: str, convention: str = SAFETY_CHIP) -> tuple[str, ...]:
         "lower_rest_avoid": (VISIT,),
         "exact_rest_avoid": (VISIT,),
         "prompt_react": (NEXT_STRONG,),
+        "prompt_avoid": (NEXT_WEAK,),
+        "single_visit": (ONCE_BEFORE, VISIT),
         "bound_delay": (NEXT_STRONG,),
         "bounded_react": (WITHIN,),
         "delay_react": (THEN_OR_LATER,),

@@ -1,0 +1,57 @@
+"""Clause rules of avoidance: never any of a list, past avoidance ("don't enter B until / before
+A", "only enter B after A", strong until by default, the weak precedence offered), a return
+forbidden before the next place ("don't go back to A before B", the strict pair), and a
+permission that implies the prohibition ("you may enter B after A").
+
+Imports the readings and the clause kit.
+"""
+
+from __future__ import annotations
+
+import re
+
+from governor.ltl.clause_clean import Clause
+from governor.ltl.clause_kit import names, one, reading, rule
+from governor.ltl.readings import Parse, Reading
+
+
+@rule(60, r"^NOT (?P<l>{L})$", r"^(?P<l>{L}) NOT$")
+def _avoid(m: re.Match[str], c: Clause) -> Parse | None:
+    if "FIRST" in c.flags or ("REPEAT" in c.flags and "NOT" not in m.group(0)):
+        return None
+    return one(reading("global_avoid", dict.fromkeys(names(m["l"]))))
+
+
+@rule(70, r"^NOT (?P<a>{P}) (?:BEFORE|UNTIL) (?P<b>{P})$")
+def _no_revisit(m: re.Match[str], c: Clause) -> Parse | None:
+    if m["a"] not in c.again or m["a"] == m["b"]:
+        return None
+    return one(reading("single_visit", (m["a"], m["b"])))
+
+
+def _past(b: str, a: str, c: Clause, *extra: Reading) -> Parse:
+    default = reading("past_avoid", (b, a))
+    return one(default, *extra, reading("precedence", (a, b)))
+
+
+@rule(
+    80,
+    r"^NOT (?P<b>{P}) (?:UNTIL|BEFORE) (?P<a>{P})$",
+    r"^NOT (?P<b>{P}) (?:COMMA )?(?:IF|WHENEVER|AFTER) NOT (?P<a>{P})$",
+    r"^(?P<b>{P}) NOT (?:UNTIL|BEFORE) (?P<a>{P})$",
+    r"^(?:UNTIL|BEFORE) (?P<a>{P}) (?:COMMA )?NOT (?P<b>{P})$",
+    r"^(?:ONLY )?(?P<b>{P}) (?:COMMA )?ONLY (?:AFTER|IF|WHENEVER|UNTIL|BEFORE) (?P<a>{P})$",
+    r"^ONLY (?P<b>{P}) (?:AFTER|IF|WHENEVER) (?P<a>{P})$",
+    r"^ONLY (?:AFTER|IF|WHENEVER) (?P<a>{P}) (?:COMMA )?(?:THEN )?(?P<b>{P})$",
+    r"^BEFORE (?P<b>{P}) (?:COMMA )?(?P<a>{P})$",
+    r"^IF NOT (?P<a>{P}) (?:COMMA )?NOT (?P<b>{P})$",
+)
+def _past_avoid(m: re.Match[str], c: Clause) -> Parse | None:
+    return _past(m["b"], m["a"], c)
+
+
+@rule(90, r"^(?P<b>{P}) AFTER (?P<a>{P})$")
+def _permitted_after(m: re.Match[str], c: Clause) -> Parse | None:
+    if "CAN" not in c.flags or "MUST" in c.flags:
+        return None
+    return _past(m["b"], m["a"], c)

@@ -1,0 +1,87 @@
+"""Clause cleaning: a clause's cue symbols (:mod:`governor.ltl.cues`) to the template string the
+clause rules match, with what the cleaning noted.
+
+Modifiers anywhere in the clause become flags (``NEXT``, ``WITHIN_n``, ``REPEAT``, ``ORDER``,
+``FROMNOW``, ``STRICT``, ``SAME``, ...), a ``PERF`` or ``BE`` before a placeholder marks it (a
+past-tense event, a state the agent is in), a placeholder next to ``AGAIN`` is a return, and
+separators are merged ("and then" is ``THEN``; "B afterwards" after a list item is "then B").
+One pass over the symbols and a fixed list of substitutions: linear in the clause.
+
+Imports nothing of the project.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+_P = re.compile(r"P\d+")
+_FLAGS = {
+    "NEXT", "REPEAT", "ORDER", "FROMNOW", "STRICT", "SAME", "FIRST", "ALWAYS", "NOW", "ANY",
+    "ANYORDER",
+}  # fmt: skip
+_DROP = {"MUST", "CAN", "PERF", "BE", "AGAIN", "STOP", "PERMIT"}
+_MERGE = [
+    (r"\b(?:COMMA |AND )+THEN\b", "THEN"), (r"\bTHEN (?:COMMA|AND)\b", "THEN"),
+    (r"\bTHEN(?: THEN)+\b", "THEN"), (r"\bCOMMA AND\b", "AND"), (r"\bCOMMA OR\b", "OR"),
+    (r"\bBUT\b", "COMMA"), (r"\bCOMMA(?: COMMA)+\b", "COMMA"), (r"\bFOLLOWED THEN\b", "FOLLOWED"),
+    (r"\bTHEN FOLLOWED\b", "FOLLOWED"), (r"\bFOLLOWED COMMA\b", "FOLLOWED"), (r"\bAND NOT\b", "COMMA NOT"), (r" AFTER$", ""),
+    (r"(?:^|(?<=P\d) )(?:COMMA |AND )+(P\d+) THEN$", r" THEN \1"), (r" BEFORE$", ""),
+    (r"\bONLY THEN\b", "BEFORE"), (r"(?<=P\d) (?:COMMA )?(?:ANY )?GE_1(?: COMMA)?$", ""), (r"\bCOMMA BEFORE\b", "BEFORE"), (r"COMMA ((?:ONLY )?(?:EQ|N)_1)\b", r"\1"),
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Clause:
+    """A cleaned clause: its template string and what the cleaning noted."""
+
+    text: str
+    flags: frozenset[str]
+    within: int | None
+    perf: frozenset[str]
+    stative: frozenset[str]
+    again: frozenset[str]
+    places: frozenset[str]
+    iff_text: str
+    props: frozenset[str] = frozenset()
+
+
+def clean(symbols: list[str], places: Iterable[str], props: Iterable[str] = ()) -> Clause:
+    """The template string of a clause, with its flags; ``places`` and ``props`` are the
+    placeholders of places and of bare propositions (states, not actions)."""
+    flags: set[str] = set()
+    perf, stative, again = set(), set(), set()
+    within = None
+    kept: list[str] = []
+    for i, sym in enumerate(symbols):
+        prev = symbols[i - 1] if i else ""
+        if _P.fullmatch(sym):
+            if prev == "PERF" or (prev == "NOT" and i > 1 and symbols[i - 2] == "PERF"):
+                perf.add(sym)
+            if prev == "BE":
+                stative.add(sym)
+            if prev == "AGAIN" or (i + 1 < len(symbols) and symbols[i + 1] == "AGAIN"):
+                again.add(sym)
+        if sym.startswith("WITHIN_"):
+            within = int(sym.split("_")[1])
+            continue
+        if sym in ("MUST", "CAN", "PERMIT") and sym not in flags:
+            flags.add("CAN" if sym == "PERMIT" else sym)
+        if sym in ("AGAIN", "THEN"):
+            flags.add("LATER" if sym == "THEN" else sym)
+        if sym in _FLAGS:
+            flags.add(sym)
+        if sym in _FLAGS - {"NEXT"} or sym in _DROP:
+            continue
+        kept.append(sym)
+    text = " ".join(kept)
+    for pattern, repl in _MERGE:
+        text = re.sub(pattern, repl, text)
+    text = re.sub(r"^(?:COMMA|AND|THEN) |(?: COMMA| THEN| AND)+$", "", text).strip()
+    iff_text = text
+    text = re.sub(r" ?\bNEXT\b", "", text).strip()
+    text = re.sub(r"^(?:COMMA|AND|THEN) |(?: COMMA)+$", "", text)
+    ps = frozenset(places)
+    return Clause(text, frozenset(flags), within, frozenset(perf), frozenset(stative),
+                  frozenset(again), ps, iff_text, frozenset(props))  # fmt: skip

@@ -1,0 +1,123 @@
+"""Clause rules of conditions and reactions: "b if and only if a" (at the same or the next step),
+"stay in a until b", "b only while a", "b when a and only when a", future avoidance ("after a,
+never b"; "whenever a, not b at the next step"), and reactions ("whenever a, b" read by their
+flags as instant, delayed, prompt or bounded).
+
+Imports the readings and the clause kit.
+"""
+
+from __future__ import annotations
+
+import re
+
+from governor.ltl import readings as rd
+from governor.ltl.clause_clean import Clause
+from governor.ltl.clause_kit import one, reading, rule
+from governor.ltl.readings import Parse, Reading
+
+
+@rule(
+    10,
+    r"^(?P<x>{P})(?P<xn> NEXT)?(?: COMMA)? IFF (?P<y>{P})(?P<yn> NEXT)?$",
+    r"^IFF (?P<y>{P})(?P<yn> NEXT)? (?:COMMA )?(?P<x>{P})(?P<xn> NEXT)?$",
+)
+def iff(m: re.Match[str], c: Clause) -> Parse | None:
+    x, y = m["x"], m["y"]
+    if m["xn"] and not m["yn"]:
+        return one(reading("bound_delay", (y, x)))
+    if m["yn"] and not m["xn"]:
+        return one(reading("bound_delay", (x, y)))
+    return None if m["xn"] else one(reading("bound_react", (y, x)))
+
+
+@rule(
+    20,
+    r"^STAY (?P<a>{P}) UNTIL (?P<b>{P})$",
+    r"^NOT LEAVE (?P<a>{P}) (?:UNTIL|BEFORE) (?P<b>{P})$",
+    r"^UNTIL (?P<b>{P}) (?:COMMA )?(?:STAY|NOT LEAVE) (?P<a>{P})$",
+    r"^(?P<s>{P}) UNTIL (?P<b>{P})$",
+)
+def _wait(m: re.Match[str], c: Clause) -> Parse | None:
+    groups = m.groupdict()
+    a = groups.get("a") or groups.get("s") or ""
+    if groups.get("s") and a not in c.stative:
+        return None
+    return one(reading("wait", (a, m["b"])))
+
+
+@rule(
+    100,
+    r"^(?:ONLY )?(?P<b>{P}) (?:COMMA )?ONLY (?P<cw>WHILE|WHENEVER|IF) (?P<a>{P})$",
+    r"^ONLY (?P<cw>WHILE|WHENEVER|IF) (?P<a>{P}) (?:COMMA )?(?P<b>{P})$",
+    r"^ONLY (?P<b>{P}) (?P<cw>WHILE) (?P<a>{P})$",
+)
+def _only_while(m: re.Match[str], c: Clause) -> Parse | None:
+    """ "be in b only while a": b's state requires a's at the same step."""
+    if m["cw"] != "WHILE" and m["b"] not in c.stative:
+        return None
+    return one(reading("instant_react", (m["b"], m["a"])))
+
+
+@rule(
+    110,
+    r"^(?P<b>{P}) (?:IF |WHENEVER |WHILE )?(?P<a>{P}) AND ONLY (?:IF |WHENEVER |WHILE )?(?P=a)$",
+)
+def _and_only(m: re.Match[str], c: Clause) -> Parse | None:
+    """ "b when a, and only when a": b exactly when a."""
+    return one(reading("bound_react", (m["a"], m["b"]))) if m["a"] != m["b"] else None
+
+
+_COND = r"(?P<cw>IF|WHENEVER|AFTER|WHILE)"
+
+
+def _conditioned(then: str) -> tuple[str, str]:
+    """The templates "if a, (then) <then>" and "<then> if a"."""
+    a = r"(?P<a>{P})"
+    return rf"^{_COND} {a} (?:COMMA )?(?:THEN )?{then}$", rf"^{then} (?:COMMA )?{_COND} {a}$"
+
+
+def _avoid_after(m: re.Match[str], c: Clause) -> Parse | None:
+    """ "after a, never b"; "whenever a, not b at the next step"; "while a, not b"."""
+    a, b, cw = m["a"], m["b"], m["cw"]
+    if a == b:
+        return None
+    event = cw in ("AFTER", "MEANS", "THEN", "AND", "COMMA") or a in c.perf
+    if "NEXT" in c.flags:
+        return one(reading("prompt_avoid", (a, b))) if cw != "WHILE" else None
+    if cw == "WHILE" or not (event or "FROMNOW" in c.flags or a in c.places):
+        return one(Reading("instant_react", (a, b), None, (rd.SAME_STEP,), (b,)))
+    return one(reading("future_avoid", (a, b)))
+
+
+@rule(
+    120,
+    *_conditioned(r"(?P<neg>NOT )?(?P<b>{P})"),
+    rf"^{_COND} (?P<a>{{P}}) (?:COMMA )?(?:THEN )?(?P<b>{{P}}) (?P<neg>NOT)$",
+    r"^(?P<a>{P}) (?:COMMA )?(?P<cw>MEANS|THEN|AND|COMMA)(?: THEN)? (?P<neg>NOT) (?P<b>{P})$",
+    r"^(?P<a>{P}) (?P<cw>MEANS|FOLLOWED) (?P<b>{P})$",
+    r"^(?P<a>{P}) (?:COMMA |AND )?(?P<cw>THEN) (?P<b>{P})$",
+)
+def conditional(m: re.Match[str], c: Clause) -> Parse | None:
+    """A reaction "whenever a, b" (or, negated, an avoidance after a)."""
+    if m.groupdict().get("neg"):
+        return _avoid_after(m, c)
+    a, b, cw = m["a"], m["b"], m["cw"]
+    if cw == "THEN" and not ("NEXT" in c.flags or c.within or "CAN" in c.flags):
+        return None
+    if c.within is not None:
+        return one(reading("bounded_react", (a, b), c.within))
+    if "NEXT" in c.flags:
+        return one(reading("prompt_react", (a, b)))
+    stative = b in c.stative or b in c.props
+    if (
+        cw == "WHILE"
+        or "SAME" in c.flags
+        or (stative and cw != "FOLLOWED" and "LATER" not in c.flags)
+    ):
+        return one(reading("instant_react", (a, b)))
+    react = reading("delay_react", (a, b))
+    if cw == "AFTER" and a in c.places and b in c.places and "ALWAYS" not in c.flags:
+        return one(
+            react.with_notes(rd.AFTER_REACT), reading("sequenced_visit", (a, b), None, rd.AFTER_SEQ)
+        )
+    return one(react)

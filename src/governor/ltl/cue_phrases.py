@@ -1,0 +1,178 @@
+"""The phrase tables of the cue normaliser (:mod:`governor.ltl.cues`): each cue phrase and the
+symbols it becomes (:data:`SYMBOLS`, longest :data:`LONGEST` words), the number words, and the
+phrases of counts ("at most", "or more") and step bounds ("within", "you have n steps").
+
+Imports nothing of the project.
+"""
+
+from __future__ import annotations
+
+NUMBERS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "single": 1, "twice": 2, "thrice": 3,
+}  # fmt: skip
+_CUES = {
+    "NOT": "not|never|cannot|no|avoid|avoiding|avoided|keep off|keep off of|stay off|stay off of"
+    "|stay away from|keep away from|keep out of|stay out"
+    " of|keep clear of|steer clear of|off limits|away from|forbidden|prohibited|banned|out of bounds|refrain"
+    " from|without|no longer|nobody|nowhere|under no circumstances|at no point|none|none of them|neither",
+    "MUST": "must|have to|has to|need to|needs to|should|required to|make sure|ensure|be sure to"
+    "|do not forget to|do not forget|never forget to|remember to|always remember to|got to|shall",
+    "CAN": "can|may|are allowed to|is allowed|allowed to|permitted to|free to",
+    "ALWAYS": "always|at all times|at any time|at any point|ever|all the time|throughout",
+    "WHENEVER": "whenever|every time|each time|any time|anytime|every single time|at every moment"
+    " that|at every moment when|at every step where|at every step when|at every step in which|at"
+    " any moment when|at any step where|at each step where|at each moment when",
+    "IF": "if|when|in case|as soon as|the moment|upon|on reaching|on entering|on arriving at",
+    "WHILE": "while|whilst|as long as|during",
+    "IFF": "if and only if|iff|exactly when|precisely when|just when|when and only when|exactly"
+    " at the steps when|exactly at the times when|exactly at the moments when|exactly at the"
+    " moments|exactly at the steps|must match|must always match|matches|always matches",
+    "AFTER": "after|having|following|since",
+    "BEFORE": "before|prior to|ahead of|earlier than",
+    "UNTIL": "until|till|unless|up until|up to the point when",
+    "THEN": "then|and then|after that|after which|afterwards|afterward|later|later on|next|"
+    "subsequently|finally|lastly|at the end|thereafter|and finally|continue to|proceed to|move on to|end at|finish at|end in|finish in"
+    "|end up at|end up in|at last|in the end",
+    "EVENTUALLY": "eventually|at some point|sooner or later|in the future|at some time|some time|"
+    "sometime|at a later point|at some later point|some time later",
+    "FOLLOWED": "followed by|be followed by|is followed by|followed",
+    "PERMIT": "is fine|are fine|is ok|is okay|are ok|are okay|is allowed|are allowed|is permitted|"
+    "are permitted|does not matter|do not matter|do not care|no matter|is acceptable|is no problem"
+    "|is not a problem|is alright|is all right",
+    "REF": "go there|get there|be there|going there|getting there|go back there|going back there",
+    "AHEAD": "skip ahead|jump ahead|skip|out of order|out of turn|ahead of its turn|before its turn"
+    "|ahead of turn",
+    "NEXT": "immediately|right away|straight away|at once|instantly|without delay|promptly|at the"
+    " next step|at the very next step|on the next step|in the next step|the next step|next step|"
+    "the very next step|the step after|the following step|at the following step|one step later",
+    "NEXTAFTER": "right after|immediately after|directly after|just after|straight after|"
+    "immediately following|right following",
+    "ORDER": "in this order|in that order|in order|in the given order|in the order given|in the"
+    " order listed|in the listed order|in sequence|in that sequence|in this sequence|one after"
+    " the other|one after another|in the stated order|in the same order|sequentially|in the order"
+    " shown|in the order stated|in the order named|in the order i listed|in the order i gave",
+    "ANYORDER": "do not care about the order|the order does not matter|order does not matter|any"
+    " order is fine|in any order you like|in whatever order you like|the order is up to you|in any"
+    " order|in whatever order|in no particular order|any order|either order|in any sequence",
+    "ANY": "all of|each of|both|every one of|all|each|every",
+    "REPEAT": "keep|keep on|patrol|patrolling|without end|without stopping|never stopping|never"
+    " ending|non stop|nonstop|make rounds of|make the rounds of|do rounds of|repeatedly|again and again|over and over|over and "
+    "over again|forever|infinitely often|endlessly|continually|continuously|indefinitely|"
+    "regularly|periodically|in a loop|on a loop|loop|cycle|cycle through|circulate|time and again"
+    "|never stop|round and round|round after round|perpetually",
+    "STAY": "stay|remain|wait|stay put|linger|hold position|keep waiting",
+    "LEAVE": "leave|exit|depart|depart from|move out of|get out of|go out of|step out of",
+    "AGAIN": "again|a second time|come back|go back|return|revisit|re enter|reenter",
+    "ONLY": "only|just",
+    "AND": "and|as well as|plus|along with|together with|nor",
+    "OR": "or",
+    "MEANS": "means|implies|requires|obliges you to|means that|forces you to",
+    "PERF": "have|has|had|already",
+    "SAME": "at the same time|simultaneously|concurrently|at that same step|in the same step|at "
+    "the same step|as well",
+    "NOW": "now|currently|right now|at that step|at the current step|in the current step|at this"
+    " step|at that moment|that same moment",
+    "FROMNOW": "ever again|anymore|any more|any longer|from then on|from that point on|from that"
+    " moment on|from now on|for good|for the rest of the time|thereafter",
+    "FIRST": "first|first of all|to begin|to begin with|to start|start at|start by|begin at|"
+    "begin by|start in|start from|begin in|initially|start with|begin with",
+    "STRICT": "exactly once each|only once each|once each|each only once|each exactly once|each"
+    " once|without returning|never returning|no revisits|without going back|without revisiting"
+    " any|not twice|strictly|never revisiting|without revisiting|not revisiting|never going back|"
+    "without ever going back|no going back",
+}
+SYMBOLS: dict[tuple[str, ...], tuple[str, ...]] = {}
+for _sym, _text in _CUES.items():
+    for _phrase in _text.split("|"):
+        SYMBOLS[tuple(_phrase.split())] = (_sym,)
+SYMBOLS[("never", "stop")] = ("REPEAT",)
+SYMBOLS[("do", "not", "stop")] = ("REPEAT",)
+SYMBOLS[("do", "not", "forget")] = ("MUST",)
+SYMBOLS[("not", "only")] = ()
+for _filler in (
+    "no more and no less",
+    "no more no less",
+    "not more and not less",
+    "no less and no more",
+    "no more and no fewer",
+    "no fewer and no more",
+    "not fewer , not more",
+    "not more , not fewer",
+    "not fewer and not more",
+    "not more and not fewer",
+    "no more , no fewer",
+    "no fewer , no more",
+    "and at no other time",
+    "at no other time",
+):
+    SYMBOLS[tuple(_filler.split())] = ()
+for _each in ("of every", "of each", "of any", "after every", "after each", "after any"):
+    SYMBOLS[tuple(_each.split())] = ("WHENEVER",)
+SYMBOLS[(",",)] = ("COMMA",)
+SYMBOLS[(".",)] = ("STOP",)
+SYMBOLS[("but",)] = ("BUT",)
+SYMBOLS[("be",)] = ("BE",)
+SYMBOLS[("again",)] = ("AGAIN",)
+_REFS = (
+    "then", "that", "this", "there", "you do", "you do so", "that happens", "you get there",
+    "doing so", "that point", "this point", "you are there", "getting there",
+)  # fmt: skip
+for _ref in _REFS:
+    SYMBOLS[("only", "after", *_ref.split())] = ("ONLY", "AFTER", "REF")
+    for _lead in ("before", "until", "till", "up until", "prior to", "ahead of"):
+        _sym = "UNTIL" if _lead in ("until", "till", "up until") else "BEFORE"
+        SYMBOLS[(*_lead.split(), *_ref.split())] = (_sym, "REF")
+SYMBOLS[("only", "afterwards")] = ("ONLY", "AFTER", "REF")
+SYMBOLS[("which",)] = ("COMMA", "WHICH")
+LONGEST = max(len(k) for k in SYMBOLS)
+
+_COUNT_BEFORE = {
+    "LE": "at most|no more than|not more than|up to|a maximum of|maximum of|at the most|max",
+    "GE": "at least|no fewer than|no less than|not less than|a minimum of|minimum of|a minimum",
+    "EQ": "exactly|precisely|just|exactly only",
+    "GT": "more than|over",
+    "LT": "fewer than|less than|under",
+}
+_COUNT_AFTER = {
+    "LE": "at most|at the most|or less|or fewer|max|maximum|tops",
+    "GE": "or more|at least|at minimum|minimum",
+}
+TIMES = ("times", "time", "visits", "visit")
+STEPS = ("steps", "step", "moves", "move", "time steps", "timesteps", "ticks")
+WITHIN = [
+    tuple(x.split())
+    for x in (
+        "within",
+        "in at most",
+        "in no more than",
+        "at most",
+        "no later than",
+        "in under",
+        "in less than",
+        "in fewer than",
+        "within at most",
+        "you have",
+        "have",
+    )
+]
+
+
+def _phrases(table: dict[str, str]) -> list[tuple[tuple[str, ...], str]]:
+    out = [(tuple(p.split()), k) for k, v in table.items() for p in v.split("|")]
+    return sorted(out, key=lambda x: -len(x[0]))
+
+
+BEFORE_N, AFTER_N = _phrases(_COUNT_BEFORE), _phrases(_COUNT_AFTER)
+CUE_WORDS = (
+    frozenset(
+        w
+        for table in (_CUES, _COUNT_BEFORE, _COUNT_AFTER)
+        for v in table.values()
+        for phrase in v.split("|")
+        for w in phrase.split()
+    )
+    | frozenset(NUMBERS)
+    | frozenset({"times", "once", "steps", "step", "same", "time"})
+)
+"""Every word of a cue phrase: a word that names no place."""

@@ -1,0 +1,121 @@
+"""The word scanner of the offline grounder: objects named at a position (across words, after
+determiners, ``it`` for the object named last), propositions checked against the domain, and
+the place phrases (going to, entering, visiting X; a bare room). Each read looks at a bounded
+window at one position.
+
+World-free: imports the domain, the lexicon, the cue words and the LTL parser.
+"""
+
+from __future__ import annotations
+
+from governor.errors import SpecError
+from governor.ltl import lexicon as lx
+from governor.ltl.cues import CUE_WORDS
+from governor.ltl.domain import Domain
+from governor.ltl.operators import Or
+from governor.ltl.parser import atom
+from governor.ltl.syntax import Formula
+
+
+class NoSuchPredicate(SpecError):
+    """An action or state whose predicate the domain has none of (``take`` in a domain of
+    places): the words are not a phrase of this domain, and another reading is tried."""
+
+
+class Scanner:
+    """Reads one sentence left to right, grounding what it recognises."""
+
+    def __init__(self, toks: list[str], domain: Domain) -> None:
+        self.toks, self.domain = toks, domain
+        self.last: str | None = None  # the object named last, for "it"
+
+    def at(self, i: int) -> str:
+        return self.toks[i] if 0 <= i < len(self.toks) else ""
+
+    def obj(self, i: int) -> tuple[str | None, int]:
+        """The object named at ``i`` (after determiners) and the index after it."""
+        while self.at(i) in lx.DETERMINERS:
+            i += 1
+        if self.at(i) in lx.PRONOUNS:
+            return (self.last, i + 1) if self.last else (None, i)
+        for n in (3, 2, 1):
+            if i + n <= len(self.toks):
+                found = self.domain.resolve("".join(self.toks[i : i + n]))
+                if found is not None:
+                    self.last = found
+                    return found, i + n
+        return None, i
+
+    def need(self, i: int, start: int) -> tuple[str, int]:
+        """The object at ``i``, or an error when a content word there names none."""
+        found, j = self.obj(i)
+        if found is None:
+            word = self.at(j)
+            phrase = " ".join(self.toks[start : j + 1])
+            if word in lx.PRONOUNS:
+                raise SpecError(f"cannot ground {phrase!r}: {word!r} refers to nothing before it")
+            raise self.domain.unknown_object(word or "the end of the sentence", phrase)
+        return found, j
+
+    def content(self, i: int) -> bool:
+        """Whether a noun may start at ``i``: an object, a pronoun or an unknown content word."""
+        while self.at(i) in lx.DETERMINERS:
+            i += 1
+        word = self.at(i)
+        if word in lx.PRONOUNS:
+            return True
+        return (
+            bool(word) and word not in lx.FUNCTION and word not in lx.VERBS and not word.isdigit()
+        )
+
+    def prop(self, predicate: str, *args: str) -> Formula:
+        label = f"{predicate}({', '.join(args)})"
+        if label not in self.domain.known:
+            if not any(p.startswith(predicate + "(") for p in self.domain.known):
+                raise NoSuchPredicate(label)
+            raise self.domain.unknown_proposition(label)
+        return atom(label)
+
+    def place(self, obj: str) -> Formula:
+        label = self.domain.location(obj)
+        if label is None:
+            raise self.domain.unknown_proposition(f"agent_at({obj})")
+        return atom(label)
+
+    def onto(self, x: str, y: str) -> Formula:
+        known = [f"{p}({x}, {y})" for p in ("is_on", "is_in")]
+        found = [atom(k) for k in known if k in self.domain.known]
+        if not found:
+            raise self.domain.unknown_proposition(known[0])
+        return found[0] if len(found) == 1 else Or(tuple(found))
+
+    def motion(self, i: int) -> tuple[int, Formula] | None:
+        """Going to, entering, visiting, ... a place."""
+        if self.at(i) not in lx.MOTION:
+            return None
+        j = i + 1
+        while self.at(j) in lx.PARTICLES:
+            j += 1
+        if not self.content(j):
+            return None
+        if j == i + 1 and self.at(j) not in lx.DETERMINERS and self.obj(j)[0] is None:
+            return None  # "be away from": no particle, no object; not a place phrase
+        found, after = self.obj(j)
+        if found is None and (self.at(after) in CUE_WORDS or self.at(i) in lx.STATIVE):
+            return None  # "visited at most twice", "be on time": no place named
+        if found is None and self.at(j) in lx.INDEFINITE:
+            return None  # "never enter a room before the previous one": no place named
+        x, k = self.need(j, i)
+        return k, self.place(x)
+
+    def bare(self, i: int) -> tuple[int, Formula] | None:
+        """A room, or a place after a cue such as ``before`` or ``avoid``."""
+        if self.at(i) in lx.PRONOUNS:
+            return None
+        x, j = self.obj(i)
+        if x is None:
+            return None
+        label = self.domain.location(x)
+        if label is None or not (label in self.domain.rooms or self.at(i - 1) in lx.PLACE_CUES):
+            return None
+        return j, atom(label)
