@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from smalltalk_helpers import words
 
 from governor.backends.scripted import ScriptedBackend
 from governor.cli.conversation import (
@@ -143,7 +144,7 @@ def test_audit_reports_features_verdicts_and_decisions(tmp_path: Path):
         {"role": "user", "content": "Hi! I just got back from the beach."},
         {"role": "assistant", "content": "Oh nice! How was the water?"},
         {"role": "user", "content": "Cold, but fun."},
-        {"role": "assistant", "content": " ".join(["sand"] * 45)},
+        {"role": "assistant", "content": words(45)},  # long, within tolerance; not repetitive
         {"role": "user", "content": "Ha. Anyway."},
         {"role": "assistant", "content": LONG},
     ]

@@ -20,6 +20,13 @@ class ScriptedReplies(Policy):
         return [Candidate(text, text) for text in self.script(traj, feedback)]
 
 
-def words(n: int, word: str = "walk") -> str:
-    """A reply of exactly ``n`` words, neutral in tone (so only its length is judged)."""
-    return " ".join(["That", "sounds", *([word] * (n - 2))]) if n > 2 else "Sounds good"
+_ODD = ["walk", "park", "day", "time", "home", "road", "room", "week", "town", "yard", "tree"]
+_EVEN = ["door", "game", "book", "song", "film", "team", "show", "table", "chair", "lunch"]
+_EVEN += ["train", "bus", "lake"]
+
+
+def words(n: int) -> str:
+    """A reply of exactly ``n`` words, neutral in tone (so only its length is judged); common
+    nouns from two lists of coprime lengths, so no word 3-gram repeats within 280 words."""
+    rest = [(_ODD, _EVEN)[i % 2][(i // 2) % (11, 13)[i % 2]] for i in range(n - 2)]
+    return " ".join(["That", "sounds", *rest]) if n > 2 else "Sounds good"

@@ -62,7 +62,7 @@ def _trace_show(args: argparse.Namespace, console: Console) -> int:
 def build_parser() -> Parser:
     from governor.bench import ltl_speed, reguard_report
     from governor.bench import serve as serve_bench
-    from governor.bench import ltl_translate, store_cycle
+    from governor.bench import embed_speed, ltl_translate, store_cycle
     from governor.cli.conversation import (
         add_audit_parser,
         add_calibrate_parser,
@@ -101,6 +101,7 @@ def build_parser() -> Parser:
     smalltalk.add_parser(bench)
     safety_chip.add_parser(bench)
     ltl_speed.add_parser(bench)
+    embed_speed.add_parser(bench)
     ltl_translate.add_parser(bench)
     reguard_report.add_parser(bench)
     serve_bench.add_parser(bench)

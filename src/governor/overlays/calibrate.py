@@ -204,8 +204,9 @@ def _rule(
         active = [h for h in pool if probe.active(h.context, h.response)]
         pool = active if len(active) >= MIN_CONDITIONED else pool
     values = np.array([probe.value(h.context, h.response) for h in pool], dtype=float)
-    first = q["reject"] if t.kind == "permissive" else t.quantile or q["bound"]
-    levels = (1 - first, 1 - q["reject"]) if t.side == "min" else (first, q["reject"])
+    hard = t.reject or q["reject"]
+    first = hard if t.kind == "permissive" else t.quantile or q["bound"]
+    levels = (1 - first, 1 - hard) if t.side == "min" else (first, hard)
     bound, limit = (float(np.quantile(values, level)) for level in levels)
     spec["bounds"] = {t.side: round(bound, 3)}
     spec["epsilon"] = round(abs(limit - bound), 3)

@@ -10,6 +10,12 @@ that does not, which is what keeps the trend flat; at 0.95 they almost never spe
 bounded on both sides: below, negativity; above, gushing (LLM small talk runs more positive than
 people's). Condition thresholds are design choices, not estimates: VADER's compound below -0.3
 reads as clearly negative, and a request is a yes/no flag.
+
+The degenerate-text rules (repetition, odd symbols, non-words, mixed scripts, markup, echo) catch
+a broken model's output, not a style: humans almost never trip them, so their note starts at the
+0.99 quantile and their hard limit sits at the 0.999 quantile (``reject``), which keeps a person's
+disfluency ("I, I, I think") or a typo from costing a regeneration; what they exist for (symbol
+spam, runs of another script, HTML, a verbatim echo) lies far beyond it.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ class RuleTemplate:
     condition: str | None = None
     target: str | None = None
     quantile: float | None = None  # share of human values within the bound, if not the default
+    reject: float | None = None  # share of human values within the hard limit, if not the default
 
 
 SMALL_TALK: tuple[RuleTemplate, ...] = (
@@ -144,5 +151,49 @@ SMALL_TALK: tuple[RuleTemplate, ...] = (
         scope="trajectory",
         priority=1,
         quantile=0.75,
+    ),
+    *(
+        RuleTemplate(
+            name, feature, "max", descriptor, feedback, priority=4, quantile=0.99, reject=0.999
+        )
+        for name, feature, descriptor, feedback in (
+            (
+                "repetition",
+                "repeated_ngrams",
+                "repeated words: {value:.0%} of the reply's word triples repeat, humans stay"
+                " under {max:.0%}",
+                "say it once, without repeating phrases",
+            ),
+            (
+                "repeated_symbols",
+                "repeated_symbols",
+                "repeated symbols or invisible characters ({value:.0f}), which people never type",
+                "write plain words, without symbol runs",
+            ),
+            (
+                "non_words",
+                "non_words",
+                "non-words: {value:.0%} of the reply is no word of the conversation's language",
+                "write in plain words of the language the user speaks",
+            ),
+            (
+                "mixed_scripts",
+                "mixed_scripts",
+                "mixed scripts: {value:.0%} of the words are in another writing system",
+                "write in the user's language and script only",
+            ),
+            (
+                "markup",
+                "markup",
+                "markup in a chat reply: {value:.0f} tag(s), fence(s) or Markdown mark(s)",
+                "write plain conversational text, no HTML or Markdown",
+            ),
+            (
+                "echo",
+                "echo",
+                "echoes the user's question: {value:.0%} of the reply repeats their words",
+                "answer in your own words instead of repeating the user",
+            ),
+        )
     ),
 )

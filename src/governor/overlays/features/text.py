@@ -12,7 +12,11 @@ import warnings
 from functools import lru_cache
 from typing import Any
 
-_WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)*")
+# Han ideographs, kana and their marks: written without spaces, so each character counts as a word
+# (Chinese words average 1.5 characters; one per character is the usual counting convention).
+CJK = "\u3005-\u3007\u3040-\u30fa\u30fc-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_LETTERS = rf"[^\W_{CJK}]+"  # letters and digits of any script but the ones above
+_WORD = re.compile(rf"[{CJK}]|{_LETTERS}(?:['’][^\W\d_{CJK}]+)*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
 _CACHE = 8192
 
@@ -27,7 +31,8 @@ STOPWORDS = frozenset(_STOPWORDS.split())
 
 
 def words(text: str) -> list[str]:
-    """Word tokens: runs of letters and digits, with apostrophe contractions kept whole."""
+    """Word tokens: runs of letters and digits of any script, with apostrophe contractions kept
+    whole; a Han ideograph or kana character is a word on its own (see :data:`CJK`)."""
     return _WORD.findall(text)
 
 
@@ -79,9 +84,9 @@ def _zipf() -> Any:
 
 
 @lru_cache(maxsize=65536)
-def zipf(word: str) -> float:
-    """Zipf frequency of an English word (log10 per billion words; 0 if unseen)."""
-    return float(_zipf()(word.lower(), "en"))
+def zipf(word: str, lang: str = "en") -> float:
+    """Zipf frequency of a word in ``lang`` (log10 per billion words; 0 if unseen)."""
+    return float(_zipf()(word.lower(), lang))
 
 
 @lru_cache(maxsize=1)

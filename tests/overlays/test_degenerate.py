@@ -1,0 +1,144 @@
+"""Degenerate text: a base model's symbol spam, mixed scripts, markup and echoes are rejected by
+the shipped overlays, human replies are not, and CJK text is counted by character."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from governor.overlays import (
+    DEFAULT_OVERLAYS,
+    Turn,
+    human_acceptance,
+    load_overlays,
+    load_turns,
+    measure,
+)
+from governor.overlays.features import degenerate as d
+from governor.overlays.features.text import words
+from governor.overlays.loader import EMBED_OVERLAYS
+from governor.overlays.rules import Overlay
+
+NAMES = ("repetition", "repeated_symbols", "non_words", "mixed_scripts", "markup", "echo")
+QUESTION = "What do you usually like to do on the weekends?"
+
+
+def user(text: str) -> tuple[Turn, ...]:
+    return (Turn("user", text),)
+
+
+@pytest.fixture(scope="module")
+def degenerate_overlays() -> list[Overlay]:
+    return [o for o in load_overlays() if o.name in NAMES]
+
+
+def rejected_by(overlays: list[Overlay], context: tuple[Turn, ...], reply: str) -> set[str]:
+    return {o.name for o in overlays if not o.evaluate(context, reply).admissible}
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected", "descriptor"),
+    [
+        ("Je pense que les prochains ↦ ↦ ↦", "repeated_symbols", "repeated symbols"),
+        ("我可以 süreçmodel … 査査査", "mixed_scripts", "mixed scripts"),
+        ("Oh nice, I went there too ■■■■■ last year", "repeated_symbols", "repeated symbols"),
+        ("Sounds\u200b good\u200b to\u200b me", "repeated_symbols", "invisible"),
+        ("<div>I like to go hiking on the weekends.</div>", "markup", "markup"),
+        ("```python\nprint('I like hiking')\n```", "markup", "markup"),
+        ("## Weekend plans\n**Hiking** is great.", "markup", "markup"),
+        (QUESTION, "echo", "echoes the user's question"),
+        (f"{QUESTION} I like hiking.", "echo", "echoes the user's question"),
+        (
+            "I like hiking a lot, I like hiking a lot, I like hiking a lot, I like hiking a lot.",
+            "repetition",
+            "repeated words",
+        ),
+        (
+            "Flibber zorgle quintaplex wumbo snargle frimp blorptastic on the weekends.",
+            "non_words",
+            "non-words",
+        ),
+        ("Mне нравится hiking и походы в горы", "mixed_scripts", "mixed scripts"),
+    ],
+)
+def test_degenerate_replies_are_rejected_and_named(
+    degenerate_overlays: list[Overlay], reply: str, expected: str, descriptor: str
+) -> None:
+    context = user(QUESTION)
+    assert expected in rejected_by(degenerate_overlays, context, reply)
+    verdict = next(o for o in degenerate_overlays if o.name == expected).evaluate(context, reply)
+    assert descriptor in verdict.descriptor
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "I, I, I think so, yeah.",
+        "Sooo good!!! I loved it...",
+        "Haha, yeah. I mostly go hiking with my dog, Biscuit.",
+        "On weekends? Mostly hiking. What about you?",
+        "I was in Paris in 2019 <3 it was lovely.",
+        "I like to go hiking on the weekends, and you?",
+        "Je fais de la randonnée le week-end.",
+    ],
+)
+def test_ordinary_replies_pass(degenerate_overlays: list[Overlay], reply: str) -> None:
+    assert rejected_by(degenerate_overlays, user(QUESTION), reply) == set()
+
+
+def test_a_sample_of_human_turns_is_admitted(
+    data_dir: Path, degenerate_overlays: list[Overlay]
+) -> None:
+    turns = load_turns(data_dir, "heldout", max_turns=150)
+    rate, per_overlay = human_acceptance(degenerate_overlays, turns)
+    assert set(per_overlay) == set(NAMES)
+    assert rate >= 0.99, per_overlay
+
+
+@pytest.mark.parametrize("path", [DEFAULT_OVERLAYS, EMBED_OVERLAYS])
+def test_both_shipped_files_carry_the_calibrated_overlays(path: Path) -> None:
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    held = doc["provenance"]["heldout_acceptance"]
+    assert held["accepted"] >= 0.95
+    rules = {r["name"]: r for r in doc["overlays"]}
+    for name in NAMES:
+        assert rules[name]["kind"] == "prohibitory"
+        assert rules[name]["calibration"]["reject_quantile"] == 0.999
+        assert 1 - held["false_positive"][name] >= 0.95
+
+
+def test_cjk_characters_count_as_words() -> None:
+    assert words("我可以 süreçmodel … 査査査") == ["我", "可", "以", "süreçmodel", "査", "査", "査"]
+    assert measure("word_count", (), "今日はいい天気ですね").value == 10
+    assert measure("word_count", (), "naïve café, don't worry").value == 4
+    assert words("안녕하세요 친구") == ["안녕하세요", "친구"]  # Hangul is written with spaces
+
+
+def test_feature_values() -> None:
+    assert d.symbol_repeats("Wow!!! Really... ok?") == 0  # ordinary punctuation
+    assert d.symbol_repeats("prochains ↦ ↦ ↦") == 2
+    assert d.symbol_repeats("a → b") == 0
+    assert d.symbol_repeats("a\u200bb") == 1
+    assert d.repeated_share("one two three one two three") == 0.25
+    assert d.repeated_share("one two three four") == 0.0
+    assert d.foreign_script_share("hello мир friend") == pytest.approx(1 / 3)
+    assert d.foreign_script_share("日本語とカタカナ") == 0.0  # one family
+    assert d.markup_count("I <3 you, 2 < 3 > 1") == 0
+    assert d.markup_count('<a href="x">hi</a> [link](http://x.y)') == 3
+    assert d.echo_share(QUESTION, QUESTION) == 1.0
+    assert d.echo_share("I like dogs too", "I like dogs") == 0.0
+    # names inside a sentence and numbers are not non-words; short replies divide by MIN_WORDS
+    assert d.non_word_share("I met Zxqvbn in 1999.") == 0.0
+    assert d.non_word_share("Zxqvbn.") == 1 / d.MIN_WORDS
+
+
+def test_the_conversation_language_decides_what_is_a_word() -> None:
+    french = user("Bonjour, comment ça va aujourd'hui ? Je suis très fatigué.")
+    assert d.language(french) == "fr"
+    assert d.language(user("How are you doing today?")) == "en"
+    assert d.language(()) == "en"
+    reply = "Habituellement, des randonnées pittoresques avec mes copains, et toi ?"
+    assert measure("non_words", french, reply).value == 0.0
+    assert measure("non_words", user("Hi!"), reply).value == pytest.approx(4 / 9)  # in English
