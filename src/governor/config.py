@@ -85,6 +85,9 @@ class BackendConfig:
         "consecutive failed calls after which calls fail at once until a probe succeeds (0: never)",
     )
     breaker_cooldown_s: float = option(30.0, "seconds the circuit stays open before a probe")
+    model_path: str | None = option(
+        None, "a local transformers folder, or gemma3-270m (fetched), instead of an endpoint"
+    )
 
     def __post_init__(self) -> None:
         check_types(self)
@@ -100,12 +103,14 @@ class BackendConfig:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> BackendConfig:
-        """GOVERNOR_BASE_URL, GOVERNOR_MODEL and GOVERNOR_API_KEY, overridden by non-None flags."""
+        """GOVERNOR_BASE_URL, GOVERNOR_MODEL, GOVERNOR_API_KEY and GOVERNOR_MODEL_PATH, overridden
+        by non-None flags."""
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {
             "base_url": env.get("GOVERNOR_BASE_URL") or None,
             "model": env.get("GOVERNOR_MODEL") or None,
             "api_key": env.get("GOVERNOR_API_KEY") or None,
+            "model_path": env.get("GOVERNOR_MODEL_PATH") or None,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)

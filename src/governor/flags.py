@@ -86,10 +86,22 @@ def add_backend_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--model", help="model name (GOVERNOR_MODEL)")
     group.add_argument("--api-key", help="API key (GOVERNOR_API_KEY)")
     group.add_argument("--timeout", type=float, help="seconds per HTTP request (default 60)")
+    if "--model-path" not in parser._option_string_actions:  # a command's own flag wins
+        group.add_argument(
+            "--model-path",
+            dest="backend_model_path",
+            metavar="PATH",
+            help="run a local model in-process instead: a transformers folder, or gemma3-270m"
+            " (fetched by `governor model fetch`) (GOVERNOR_MODEL_PATH)",
+        )
 
 
 def backend_config_from_args(args: argparse.Namespace) -> BackendConfig:
     """The endpoint from the environment, overridden by the flags of :func:`add_backend_args`."""
     return BackendConfig.from_env(
-        base_url=args.base_url, model=args.model, api_key=args.api_key, timeout_s=args.timeout
+        base_url=args.base_url,
+        model=args.model,
+        api_key=args.api_key,
+        timeout_s=args.timeout,
+        model_path=getattr(args, "backend_model_path", None),
     )

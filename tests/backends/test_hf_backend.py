@@ -180,3 +180,59 @@ def test_bad_options_are_config_errors(model_dir: Path) -> None:
         HFBackend(model_dir, num_threads=0)
     with pytest.raises(ConfigError, match="device"):
         HFBackend(model_dir, device="warp-drive")
+
+
+def test_a_stop_string_ends_generation_early(backend: HFBackend) -> None:
+    prompts = [" ".join(WORDS.split()[i : i + 3]) for i in range(0, 18, 2)]
+    wordy = [p for p in prompts if len(backend.chat(p, max_tokens=12).text.split()) >= 3]
+    assert wordy, "one of the prompts makes the tiny model write three words or more"
+    full = backend.chat(wordy[0], max_tokens=12)
+    words = full.text.split()
+    cut = backend.chat(wordy[0], max_tokens=12, stop=[f" {words[1]}"])
+    assert cut.text == full.text[: full.text.index(f" {words[1]}")]
+    # it stopped at the stop string, before the words the model went on to write
+    assert cut.usage.completion_tokens < full.usage.completion_tokens
+
+
+def test_logits_through_a_cached_prefix_equal_a_full_pass(backend: HFBackend) -> None:
+    import torch
+
+    preamble = " ".join(WORDS.split() * 3)  # 60 words, shared by every question
+    questions = ["the cat sat", "the dog ran on the mat", "a red bird", "the cat sat"]
+    backend._prefix.clear()
+    for question in questions:
+        prompt = f"{preamble} {question}"
+        got = backend.next_token_logits(prompt)
+        enc = backend.tokenizer(prompt, return_tensors="pt")
+        with torch.inference_mode():
+            want = backend.model(**enc).logits[0, -1].float().numpy()
+        np.testing.assert_allclose(got, want, atol=1e-4)
+    kept = [len(prefix) for prefix in backend._prefix.caches]
+    assert kept and all(n >= len(preamble.split()) for n in kept)  # the preamble was kept
+
+
+def test_the_local_chat_template_folds_the_system_text_into_the_first_turn(
+    backend: HFBackend,
+) -> None:
+    from governor.backends.hf import chat_prompt
+    from governor.backends.local_model import CHAT_TEMPLATE
+
+    backend.tokenizer.chat_template = CHAT_TEMPLATE
+    try:
+        messages = [
+            Message("system", "be brief "),
+            Message("user", "hi"),
+            Message("assistant", "hello"),
+            Message("system", "a note"),
+        ]
+        text, special = chat_prompt(backend.tokenizer, messages)
+        alone, _ = chat_prompt(backend.tokenizer, [Message("system", "only this")])
+    finally:
+        backend.tokenizer.chat_template = None
+    assert not special
+    assert text == (
+        "[BOS]<start_of_turn>user\nbe brief\n\nhi<end_of_turn>\n"
+        "<start_of_turn>model\nhello<end_of_turn>\n"
+        "<start_of_turn>user\na note<end_of_turn>\n<start_of_turn>model\n"
+    )
+    assert alone == "[BOS]<start_of_turn>user\nonly this<end_of_turn>\n<start_of_turn>model\n"

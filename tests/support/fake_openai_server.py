@@ -1,7 +1,8 @@
 """A small OpenAI-compatible HTTP server on 127.0.0.1, scriptable per test.
 
 Each path answers with its queued :class:`Reply` objects in order, then with the default
-behaviour: chat completions that honour ``n`` and ``logprobs``, embeddings, and a model list.
+behaviour: chat completions that honour ``n`` (at most ``max_choices`` of them when that is set,
+as llama.cpp's server returns one) and ``logprobs``, embeddings, and a model list.
 Every request is recorded (method, path, headers, JSON body) for assertions.
 """
 
@@ -46,10 +47,12 @@ class Request:
     body: Any
 
 
-def chat_reply(body: dict[str, Any]) -> dict[str, Any]:
-    """A well-formed chat completion: choice i says ``answer i``; logprobs when asked."""
+def chat_reply(body: dict[str, Any], max_choices: int | None = None) -> dict[str, Any]:
+    """A well-formed chat completion: choice i says ``answer i``; logprobs when asked; at most
+    ``max_choices`` choices when given."""
     choices = []
-    for i in range(body.get("n", 1)):
+    asked = body.get("n", 1)
+    for i in range(asked if max_choices is None else min(asked, max_choices)):
         choice: dict[str, Any] = {
             "index": i,
             "message": {"role": "assistant", "content": f"answer {i}"},
@@ -91,6 +94,7 @@ class FakeOpenAIServer:
 
     def __init__(self) -> None:
         self.requests: list[Request] = []
+        self.max_choices: int | None = None  # fewer choices than asked (None: as many as asked)
         self._script: dict[str, deque[Reply]] = defaultdict(deque)
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -135,7 +139,7 @@ class FakeOpenAIServer:
         if scripted is not None:
             return scripted
         if path == PREFIX + "/chat/completions":
-            return Reply(body=chat_reply(body))
+            return Reply(body=chat_reply(body, self.max_choices))
         if path == PREFIX + "/embeddings":
             return Reply(body=embeddings_reply(body))
         if path == PREFIX + "/models":

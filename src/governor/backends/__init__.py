@@ -1,4 +1,5 @@
-"""LLM backends: OpenAI-compatible HTTP, local Hugging Face transformers, and scripted replies.
+"""LLM backends: OpenAI-compatible HTTP, local Hugging Face transformers (the fetched local model
+among them, :mod:`.local_model`), and scripted replies.
 
 Every backend records each call it makes (:mod:`governor.usage`), so no LLM call is hidden.
 Imports the core types, the config and the error tree; nothing of the loop or the families.
@@ -13,11 +14,16 @@ from governor.errors import ConfigError
 
 
 def backend_from_config(config: BackendConfig) -> Backend:
-    """The OpenAI-compatible backend for ``config``; a ConfigError when no endpoint is set."""
+    """The in-process backend on ``config.model_path`` when set, else the OpenAI-compatible one;
+    a ConfigError when neither is set."""
+    if config.model_path is not None:
+        from governor.backends.local_model import local_backend
+
+        return local_backend(config.model_path)
     if config.base_url is None or config.model is None:
         raise ConfigError(
             "no LLM endpoint configured; set GOVERNOR_BASE_URL and GOVERNOR_MODEL "
-            "or pass --base-url and --model"
+            "or pass --base-url and --model, or --model-path"
         )
     return OpenAIBackend(config)
 

@@ -25,6 +25,7 @@ from governor.backends.base import (
     Message,
     TokenLogprob,
 )
+from governor.backends.hf_prefix import PrefixCache
 from governor.errors import BackendUnavailable, ConfigError, expected
 from governor.usage import Usage, record_llm_call
 
@@ -36,7 +37,9 @@ class HFBackend(Backend):
 
     ``dtype`` None keeps the dtype the weights were saved in. ``num_threads`` sets torch's
     process-wide CPU thread count (1 is fastest for tiny models); None leaves it alone.
-    Sampling uses exactly the requested temperature, with no hidden top-k or top-p.
+    Sampling uses exactly the requested temperature, with no hidden top-k or top-p. Generation
+    ends at an end token of the folder's generation config, at ``max_tokens``, or at a stop
+    sequence of the request (the text is cut before it). ``name`` replaces ``hf:<folder>``.
     """
 
     def __init__(
@@ -46,6 +49,7 @@ class HFBackend(Backend):
         device: str = "cpu",
         dtype: str | None = None,
         num_threads: int | None = None,
+        name: str | None = None,
     ):
         path = Path(model_path).expanduser()
         check_model_folder(path)
@@ -72,9 +76,10 @@ class HFBackend(Backend):
             raise BackendUnavailable(
                 f"cannot load a model from {path}: {type(exc).__name__}: {exc}"
             ) from exc
+        self._prefix = PrefixCache(self.model)
         self.tokenizer.padding_side = "right"  # embeddings pool over the leading tokens
         self.path = path
-        self.name = f"hf:{path.name}"
+        self.name = name or f"hf:{path.name}"
         eos = self.model.generation_config.eos_token_id
         eos = self.tokenizer.eos_token_id if eos is None else eos
         self._eos: set[int] = set(eos) if isinstance(eos, list) else {eos} - {None}
@@ -108,9 +113,13 @@ class HFBackend(Backend):
             top_p=1.0,
             repetition_penalty=1.0,
         )
-        with torch.inference_mode():
-            out = self.model.generate(**prompt, generation_config=config)
         start = prompt["input_ids"].shape[1]
+        stops = [s for s in request.stop if s]
+        criteria = [_stop_criterion(self.tokenizer, stops, start)] if stops else None
+        with torch.inference_mode():
+            out = self.model.generate(
+                **prompt, generation_config=config, stopping_criteria=criteria
+            )
         logp = torch.log_softmax(torch.stack(out.logits).float(), -1) if request.logprobs else None
         completions, generated = [], 0
         for row, sequence in enumerate(out.sequences.tolist()):
@@ -156,13 +165,15 @@ class HFBackend(Backend):
         """Logits of the next token, float32, shape [vocab]. Counted as one LLM call.
 
         A string is used verbatim as the prompt; messages are formatted like a chat request.
+        A prompt prefix shared with recent prompts is not run again (:mod:`.hf_prefix`).
+        A failure is a counted, failed call and a BackendError.
         """
         if isinstance(messages_or_text, str):
             enc = self._tokens(messages_or_text, special=True)
         else:
             enc = self._encode(tuple(messages_or_text))
-        logits = self._forward(enc, hidden=False)
-        return logits[0, -1].float().cpu().numpy().astype(np.float32)
+        logits, _ = self._counted(lambda: self._forward(enc, hidden=False, last=True))
+        return logits[0].float().cpu().numpy().astype(np.float32)
 
     def hidden_states(self, text: str) -> np.ndarray:
         """Last-layer hidden states of ``text``, float32, shape [seq, hidden]. One LLM call."""
@@ -171,13 +182,18 @@ class HFBackend(Backend):
 
     # ------------------------------------------------------------------ helpers
 
-    def _forward(self, enc: Any, *, hidden: bool) -> Any:
+    def _forward(self, enc: Any, *, hidden: bool, last: bool = False) -> Any:
+        """The last hidden layer, the logits, or (``last``) the last position's logits."""
         start = time.perf_counter()
         with self._torch.inference_mode():
-            out = self.model(**enc, output_hidden_states=hidden)
+            if last:
+                result = self._prefix.last_logits(enc["input_ids"])
+            else:
+                out = self.model(**enc, output_hidden_states=hidden)
+                result = out.hidden_states[-1] if hidden else out.logits
         seconds = time.perf_counter() - start
         record_llm_call(Usage(calls=1, prompt_tokens=enc["input_ids"].shape[1], seconds=seconds))
-        return out.hidden_states[-1] if hidden else out.logits
+        return result
 
     def _encode(self, messages: tuple[Message, ...]) -> Any:
         """The prompt's tokens (:func:`chat_prompt`)."""
@@ -215,6 +231,23 @@ class HFBackend(Backend):
                 TokenLogprob(self.tokenizer.decode([token]), float(logp[step, token]), alternatives)
             )
         return tuple(result)
+
+
+def _stop_criterion(tokenizer: Any, stops: list[str], start: int) -> Any:
+    """Ends a row of a batch once its generated text holds one of ``stops`` (the generated part
+    is decoded each step: cheap next to a forward pass at these lengths, and unlike
+    transformers' ``stop_strings`` it needs no pass over the whole vocabulary per call)."""
+    import torch
+    from transformers import StoppingCriteria
+
+    class StopOnText(StoppingCriteria):
+        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+            rows = input_ids[:, start:].tolist()
+            texts = [tokenizer.decode(row, skip_special_tokens=True) for row in rows]
+            done = [any(s in text for s in stops) for text in texts]
+            return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+
+    return StopOnText()
 
 
 def chat_prompt(tokenizer: Any, messages: Sequence[Message], **template: Any) -> tuple[str, bool]:

@@ -3,7 +3,9 @@
 httpx errors and unusable answers are mapped once, here, to the :mod:`governor.errors` tree.
 Timeouts, connection errors, 429 and 5xx answers are retried a bounded number of times with
 doubling backoff, all within one deadline per call (``deadline_s``, by default ``timeout_s``);
-every HTTP request made is counted as an LLM call, retries included. A body is read in chunks,
+every HTTP request made is counted as an LLM call, retries included. A server that returns fewer
+choices than ``n`` (llama.cpp's server returns one) is asked again for the rest, within the same
+deadline, each request counted; one that returns more is cut to ``n``. A body is read in chunks,
 at most :data:`MAX_RESPONSE_BYTES` and within the deadline, so a server that drips or floods
 cannot hold a call. After ``breaker_failures`` consecutive failed calls a
 :class:`~governor.backends.breaker.CircuitBreaker` fails calls at once until a probe succeeds.
@@ -122,10 +124,22 @@ class OpenAIBackend(Backend):
             if request.top_logprobs:
                 body["top_logprobs"] = request.top_logprobs
         parse = partial(completions, unexpected=self._unexpected)
-        (choices, data), requests = self._post("/chat/completions", body, parse)
+        deadline = time.monotonic() + (self.config.deadline_s or self.config.timeout_s)
+        (choices, data), requests = self._post("/chat/completions", body, parse, deadline)
         prompt, completion = token_counts(data)
+        while len(choices) < request.n:  # each answer has at least one choice: at most n rounds
+            body["n"] = request.n - len(choices)
+            try:
+                (more, extra), sent = self._post("/chat/completions", body, parse, deadline)
+            except BackendError as exc:
+                exc.requests = requests + getattr(exc, "requests", 1)  # type: ignore[attr-defined]
+                raise
+            requests += sent
+            choices += more
+            more_prompt, more_completion = token_counts(extra)
+            prompt, completion = prompt + more_prompt, completion + more_completion
         usage = Usage(calls=requests, prompt_tokens=prompt, completion_tokens=completion)
-        return ChatResult(choices, usage, str(data.get("model") or self.model))
+        return ChatResult(choices[: request.n], usage, str(data.get("model") or self.model))
 
     def _embed(self, texts: list[str]) -> tuple[np.ndarray, Usage]:
         body = {"model": self.model, "input": texts}
@@ -136,15 +150,21 @@ class OpenAIBackend(Backend):
     # ------------------------------------------------------------------ HTTP, retries, errors
 
     def _post(
-        self, path: str, body: dict[str, Any], parse: Callable[[dict[str, Any]], T]
+        self,
+        path: str,
+        body: dict[str, Any],
+        parse: Callable[[dict[str, Any]], T],
+        deadline: float | None = None,
     ) -> tuple[tuple[T, dict[str, Any]], int]:
-        """POST with bounded retries: (parsed answer, JSON object), and the requests made."""
+        """POST with bounded retries before ``deadline`` (default: the call's deadline from now):
+        (parsed answer, JSON object), and the requests made."""
         try:
             self.breaker.before()
         except BackendError as exc:
             exc.requests = 0  # type: ignore[attr-defined]
             raise
-        deadline = time.monotonic() + (self.config.deadline_s or self.config.timeout_s)
+        if deadline is None:
+            deadline = time.monotonic() + (self.config.deadline_s or self.config.timeout_s)
         requests = 0
         while True:
             requests += 1

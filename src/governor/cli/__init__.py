@@ -69,6 +69,7 @@ def build_parser() -> Parser:
         add_chat_parser,
     )
     from governor.cli.ltl import add_ltl_parser
+    from governor.cli.model import add_model_parser
     from governor.cli.policy import add_policy_parser
     from governor.cli.safety_value import add_eval_parser, add_train_parser
     from governor.cli.serve import add_serve_parser
@@ -124,6 +125,7 @@ def build_parser() -> Parser:
     add_train_parser(sub)
     add_eval_parser(sub)
     add_serve_parser(sub)
+    add_model_parser(sub)
     return parser
 
 

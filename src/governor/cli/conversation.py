@@ -74,6 +74,7 @@ def chat_command(
     settings = load_settings(args.config)
     flags = {"base_url": args.base_url, "model": args.model, "api_key": args.api_key}
     flags["timeout_s"] = args.timeout
+    flags["model_path"] = getattr(args, "backend_model_path", None)
     overrides = {k: v for k, v in flags.items() if v is not None}
     if overrides:
         settings = dataclasses.replace(

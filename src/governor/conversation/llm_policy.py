@@ -1,9 +1,12 @@
 """A chat model as the base policy: candidate replies for the dialogue so far, through a backend.
 
-The request is the system prompt, the dialogue as user and assistant messages, and, when the
-observer has something to say, its feedback as a final system note. One request asks for ``n``
-completions and counts as one LLM call (a backend records it). A reply that is empty or not text
-becomes an invalid candidate, which the observer never executes.
+The request is the system prompt (with example exchanges by people, when given: a base model
+imitates the length and tone it is shown, see :mod:`.examples`), the dialogue as user and
+assistant messages, and, when the observer has something to say, its feedback as a final system
+note. Replies end at a stop sequence (by default the end of the line: a small-talk turn is one
+line) or after ``max_tokens``. One request asks for ``n`` completions and counts as one LLM call
+(a backend records it). A reply that is empty or not text becomes an invalid candidate, which the
+observer never executes.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ SYSTEM_PROMPT = (
     " and informal; stay on what the other person is talking about; avoid specific details,"
     " advice and offers of help unless asked."
 )
+EXAMPLES_HEADER = "Replies people gave in casual conversations (match their length and tone):"
 NOTE = {
     FeedbackKind.IMPLICIT: "Note from your supervisor about your last reply: {text}",
     FeedbackKind.FORCED: "Your supervisor rejected your reply; write a new one. {text}",
@@ -39,7 +43,9 @@ class LLMChatPolicy(Policy):
         system_prompt: str = SYSTEM_PROMPT,
         temperature: float = 0.7,
         n: int | None = None,
-        max_tokens: int = 200,
+        max_tokens: int = 60,
+        examples: Sequence[tuple[str, str]] = (),
+        stop: Sequence[str] = ("\n",),
     ) -> None:
         check_range("temperature", temperature, 0.0, 5.0)
         if n is not None:
@@ -49,6 +55,10 @@ class LLMChatPolicy(Policy):
         self.temperature = temperature
         self.n = n
         self.max_tokens = max_tokens
+        self.stop = tuple(stop)
+        if examples:
+            shown = "\n\n".join(f"A: {turn}\nB: {reply}" for turn, reply in examples)
+            self.system_prompt = f"{system_prompt}\n\n{EXAMPLES_HEADER}\n\n{shown}"
 
     def messages(self, traj: Trajectory, feedback: Feedback | None) -> list[Message]:
         """The request: system prompt, dialogue, and the feedback as a system note."""
@@ -67,6 +77,7 @@ class LLMChatPolicy(Policy):
             n=self.n or n,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
+            stop=self.stop,
         )
         return [reply_candidate(c.text) for c in result.completions]
 

@@ -8,7 +8,9 @@
    asked for once more with the error.
 4. The groundings are substituted back.
 
-Every model call goes through the backend, so it is counted. A failing call (``BackendError``)
+Worked examples come as earlier user and assistant turns (a base model answers in kind; a chat
+model reads them as a conversation), and each step has a short ``max_tokens``. Every model call
+goes through the backend, so it is counted. A failing call (``BackendError``)
 falls back to :func:`translate_offline`, and the translation's ``method`` says so.
 :func:`translate_all` translates sentences offline, or through a backend when one is given.
 """
@@ -40,14 +42,12 @@ check at a moment, such as where the robot is ("go to the kitchen"), the state o
 Keep each verb with its object. Leave out the words about time, order, counting, permission and \
 negation ("before", "later", "never", "at most twice", "you must", "don't").
 Copy each phrase exactly as it is written in the rule, in the order it appears, each once.
-Answer with a JSON list of strings and nothing else.
-
-Rule: wash the cup before you enter the study
-["wash the cup", "enter the study"]
-Rule: if the oven is on, never leave the kitchen
-["the oven is on", "leave the kitchen"]
-Rule: you may water the plants at most three times
-["water the plants"]"""
+Answer with a JSON list of strings and nothing else."""
+EXTRACT_EXAMPLES = (
+    ("wash the cup before you enter the study", '["wash the cup", "enter the study"]'),
+    ("if the oven is on, never leave the kitchen", '["the oven is on", "leave the kitchen"]'),
+    ("you may water the plants at most three times", '["water the plants"]'),
+)
 
 GROUND_PROMPT = """\
 You connect phrases from a robot's safety rule to the propositions its sensors report. For each \
@@ -68,15 +68,18 @@ the steps where its fact holds. Use only the placeholders as atoms, and these op
 step), G (now and at every later step), U (until; the right side must come), W (until, or \
 forever), with parentheses. To count separate stretches where a placeholder holds, write \
 at_most(P1, n), at_least(P1, n) or exactly(P1, n).
-Answer with the formula alone on one line.
-
-Rule: P1 must not happen until P2 has -> !P1 W P2
-Rule: whenever P1, sooner or later P2 -> G(P1 -> F P2)
-Rule: after P1 you may never P2 again -> G(P1 -> G !P2)
-Rule: when P1 holds, so must P2 -> G(P1 -> P2)
-Rule: P1 is forbidden -> G !P1
-Rule: P1 right after P2 -> G(P2 -> X P1)
-Rule: P1 no more than 3 times -> at_most(P1, 3)"""
+Answer with the formula alone on one line."""
+TRANSLATE_EXAMPLES = (
+    ("P1 must not happen until P2 has", "!P1 W P2"),
+    ("whenever P1, sooner or later P2", "G(P1 -> F P2)"),
+    ("after P1 you may never P2 again", "G(P1 -> G !P2)"),
+    ("when P1 holds, so must P2", "G(P1 -> P2)"),
+    ("P1 is forbidden", "G !P1"),
+    ("P1 right after P2", "G(P2 -> X P1)"),
+    ("P1 no more than 3 times", "at_most(P1, 3)"),
+)
+MAX_TOKENS = {"extract": 80, "ground": 200, "translate": 60}
+"""Tokens a reply of each step may take (a list of phrases, a JSON object, one formula)."""
 
 RETRY_PROMPT = """That formula cannot be used: {error}
 Answer with a corrected formula alone on one line."""
@@ -110,14 +113,20 @@ def translate_llm(sentence: str, domain: Domain, backend: Backend) -> Translatio
         return replace(fallback, method=f"offline (llm failed: {exc})")
 
 
-def _ask(backend: Backend, messages: list[Message]) -> str:
-    return backend.chat(messages, temperature=0.0, max_tokens=300).text
+def _ask(backend: Backend, messages: list[Message], step: str) -> str:
+    return backend.chat(messages, temperature=0.0, max_tokens=MAX_TOKENS[step]).text
+
+
+def _shots(examples: tuple[tuple[str, str], ...]) -> list[Message]:
+    """Worked examples as earlier turns: the rule, then its answer."""
+    return [m for rule, answer in examples for m in (_user(rule), Message("assistant", answer))]
 
 
 def _translate(sentence: str, domain: Domain, backend: Backend) -> Translation:
     step = "step 1 (referring expressions)"
     try:
-        phrases = _phrases(sentence, _ask(backend, [_sys(EXTRACT_PROMPT), _user(sentence)]))
+        asked = [_sys(EXTRACT_PROMPT), *_shots(EXTRACT_EXAMPLES), _user(sentence)]
+        phrases = _phrases(sentence, _ask(backend, asked, "extract"))
         step = "step 2 (grounding)"
         grounded = _ground(phrases, domain, backend)
     except SpecError as exc:
@@ -130,15 +139,15 @@ def _translate(sentence: str, domain: Domain, backend: Backend) -> Translation:
     for phrase in sorted(phrases, key=len, reverse=True):
         lifted = re.sub(_whole(phrase), names[grounded[phrase]], lifted, flags=re.IGNORECASE)
     mapping = {name: f for f, name in names.items()}
-    messages = [_sys(TRANSLATE_PROMPT), _user(lifted)]
-    reply = _ask(backend, messages)
+    messages = [_sys(TRANSLATE_PROMPT), *_shots(TRANSLATE_EXAMPLES), _user(lifted)]
+    reply = _ask(backend, messages, "translate")
     try:
         formula = read_formula(reply, mapping)
     except SpecError as first:
         retry = Message("user", RETRY_PROMPT.format(error=first))
         messages += [Message("assistant", reply), retry]
         try:
-            formula = read_formula(_ask(backend, messages), mapping)
+            formula = read_formula(_ask(backend, messages, "translate"), mapping)
         except SpecError as exc:
             return Translation(
                 sentence, None, "llm", grounding, None,
@@ -202,7 +211,8 @@ def _ground(phrases: list[str], domain: Domain, backend: Backend) -> dict[str, F
         return out
     offered = "\n".join(f"- {p}" for p in offer(domain, rest))
     messages = [_sys(GROUND_PROMPT.format(propositions=offered)), Message("user", json.dumps(rest))]
-    answer = _json(_ask(backend, messages), dict, "a JSON object from phrases to propositions")
+    reply = _ask(backend, messages, "ground")
+    answer = _json(reply, dict, "a JSON object from phrases to propositions")
     for phrase in rest:
         value = answer.get(phrase)
         if not isinstance(value, str):

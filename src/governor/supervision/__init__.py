@@ -40,6 +40,7 @@ from governor.supervision.override import (
     ProtectiveRule,
     ThresholdOverride,
 )
+from governor.supervision.oversight import ModeOversight
 from governor.supervision.rules import ModeGraphConstraint, ModeRules, Snapshot
 from governor.supervision.selection import ConditionSelector, FixedSelector, ModeSelector
 from governor.supervision.session import SupervisedSession, SupervisedTurn
@@ -59,6 +60,7 @@ __all__ = [
     "Mode",
     "ModeGraph",
     "ModeGraphConstraint",
+    "ModeOversight",
     "ModeRules",
     "ModeSelector",
     "OperatorAct",

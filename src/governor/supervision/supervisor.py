@@ -1,6 +1,7 @@
 """The supervisor: an observer whose actions are modes, above the modes' own observers.
 
-One step (:meth:`Supervisor.step`), in order of authority:
+One step (:meth:`Supervisor.step`), in order of authority (the stages are in
+:mod:`~governor.supervision.stages`):
 
 1. an ended session stays ended (``end``); a paused one does not engage (``wait``);
 2. the operator's mode, while set, is executed as the operator said (``operator``); the mode
@@ -10,7 +11,8 @@ One step (:meth:`Supervisor.step`), in order of authority:
 4. repeated refusals stop prompting for a cooldown (``disengage``, then ``wait``); an interaction
    the world reports finished, or a sustained gate rule that stops holding, ends it
    (``disengage``); a closed gate keeps a new interaction from starting (``wait``, naming rules);
-5. otherwise the selector ranks the modes and the mode observer (the core loop: selector as
+5. otherwise the selector ranks the modes and the mode observer
+   (:class:`~governor.supervision.oversight.ModeOversight`: the core loop with the selector as
    policy, the mode graph and the LTL mode rules as hard constraints, the safe mode as fallback)
    executes the best admissible one (``act``); none admissible and the safe mode refused: ``wait``.
 
@@ -23,21 +25,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
-from governor.config import ObserverConfig, check_range, option
-from governor.core import Decision, DecisionKind, Trajectory
+from governor.config import check_range, option
 from governor.errors import ConfigError, expected
-from governor.observer import Observer
+from governor.supervision import stages
 from governor.supervision.acts import apply_act
-from governor.supervision.decision import ACTING, SupervisionKind, SupervisorDecision
+from governor.supervision.decision import ACTING, SupervisorDecision
 from governor.supervision.gating import EngagementGate, check_features
 from governor.supervision.modes import ModeGraph
 from governor.supervision.operator import ActKind, OperatorAct
 from governor.supervision.override import ProtectiveRule
-from governor.supervision.rules import GRAPH, RULES, ModeGraphConstraint, ModeRules, Snapshot
-from governor.supervision.selection import ForcedFirst, ModeSelector, SafeModeFallback
+from governor.supervision.oversight import ModeOversight
+from governor.supervision.rules import ModeRules, Snapshot
+from governor.supervision.selection import ModeSelector
 from governor.supervision.state import SupervisorState, observe, remember
 
 
@@ -84,25 +86,14 @@ class Supervisor:
                 raise ConfigError(
                     f"override {o.name!r}: mode {expected(f'one of {graph.names}', o.mode)}"
                 )
-        for m in selector.modes:
-            if m not in graph:
-                raise ConfigError(f"selector: mode {expected(f'one of {graph.names}', m)}")
-        if safe_mode is not None and safe_mode not in graph:
-            raise ConfigError(f"safe mode: {expected(f'one of {graph.names}', safe_mode)}")
+        self.oversight = ModeOversight(graph, selector, self.rules, safe_mode)
         self.safe_mode = safe_mode
         self.selector = selector
-        self.observer = Observer(
-            ForcedFirst(selector),
-            (ModeGraphConstraint(graph), self.rules.constraint),
-            SafeModeFallback(safe_mode) if safe_mode else None,
-            config=ObserverConfig(n_candidates=len(graph), max_regenerations=0, time_budget_s=None),
-        )
+        self.observer = self.oversight.observer
 
     def start(self) -> SupervisorState:
         """The state of a new session."""
         return SupervisorState(monitor=self.rules.initial())
-
-    # ------------------------------------------------------------------ operator acts
 
     def operate(
         self,
@@ -118,155 +109,33 @@ class Supervisor:
         act = OperatorAct(ActKind(kind), who, why, time.time() if at is None else at, mode, state.t)
         return apply_act(state, act, self.graph.names)
 
-    # ------------------------------------------------------------------ one step
-
     def step(self, state: SupervisorState, observation: Mapping[str, Any]) -> SupervisorDecision:
         """Decide this step (see the module doc); the decision carries the new state."""
         start = time.perf_counter()
-        s = observe(state, observation, self.config.window, self.config.text_chars)
+        cfg, oversight = self.config, self.oversight
+        s = observe(state, observation, cfg.window, cfg.text_chars)
         features = self.gate.classify(observation, s)
         labels = self.rules.labels(features)
-        s = remember(s, features, self.config.window)
-
-        def done(
-            kind: SupervisionKind, reason: str, new: SupervisorState, **kw: Any
-        ) -> SupervisorDecision:
-            new = new.counted(kind.value)
-            return SupervisorDecision(
-                kind,
-                new.mode if kind in ACTING else None,
-                state.mode if state.engaged else None,
-                reason,
-                new,
-                features=features,
-                labels=labels,
-                seconds=time.perf_counter() - start,
-                **kw,
-            )
-
-        if s.ended:
-            return done(
-                SupervisionKind.END, "the session was ended by an operator", s, rule="operator"
-            )
-        if s.paused:
-            who = next((a.who for a in reversed(s.audit) if a.kind is ActKind.PAUSE), "operator")
-            return done(SupervisionKind.WAIT, f"paused by {who}", s, rule="operator")
+        s = remember(s, features, cfg.window)
         snap = Snapshot(s.t, s.mode if s.engaged else None, s.mode_steps, features, labels)
-        if s.operator_mode is not None:
-            return self._operator(s, snap, done)
-        override = next((o for r in self.overrides if (o := r.check(features, s))), None)
-        if override is not None:
-            forced = override.mode or (s.mode if s.engaged else None) or self.graph.initial
-            decision = self._select(s, replace(snap, forced=forced))
-            if decision.executed:
-                new = self._commit(s, snap, decision)
-                why = f"{override.action} by {override.rule}: {override.reason}"
-                return done(
-                    SupervisionKind.OVERRIDE,
-                    why,
-                    new,
-                    rule=override.rule,
-                    override=override,
-                    oversight=decision,
-                )
-            why = f"override {override.rule} wanted {forced!r}, refused: {decision.reason}"
-            return done(
-                SupervisionKind.WAIT,
-                why,
-                s,
-                rule=override.rule,
-                override=override,
-                oversight=decision,
+        out = (
+            stages.authority(s)
+            or stages.operator(oversight, s, snap)
+            or stages.protective(oversight, self.overrides, s, snap)
+            or stages.restraint(
+                self.gate, cfg.max_refusals, cfg.cooldown_steps, s, observation, features
             )
-        cfg = self.config
-        if s.refusals >= cfg.max_refusals:
-            why = f"{s.refusals} refusals in a row: no prompting for {cfg.cooldown_steps} steps"
-            cooled = replace(
-                s, engaged=False, mode=None, refusals=0, cooldown_until=s.t + cfg.cooldown_steps
-            )
-            return done(SupervisionKind.DISENGAGE, why, cooled, rule="refusal_cooldown")
-        if s.t <= s.cooldown_until:
-            left = s.cooldown_until - s.t + 1
-            return done(
-                SupervisionKind.WAIT,
-                f"cooldown after refusals: {left} step(s) left",
-                s,
-                rule="refusal_cooldown",
-            )
-        if s.engaged and observation.get("done"):
-            return done(
-                SupervisionKind.DISENGAGE, "the interaction finished", _idle(s), rule="finished"
-            )
-        blocked = self.gate.blocking(features, sustained=s.engaged)
-        if blocked:
-            if s.engaged:
-                return done(
-                    SupervisionKind.DISENGAGE,
-                    "gate closed: " + "; ".join(blocked),
-                    _idle(s),
-                    rule=blocked[0].split(" ")[0],
-                    blocked_by=blocked,
-                )
-            return done(
-                SupervisionKind.WAIT,
-                "gate closed: " + "; ".join(blocked),
-                s,
-                rule=blocked[0].split(" ")[0],
-                blocked_by=blocked,
-            )
-        decision = self._select(s, snap)
-        if not decision.executed:
-            return done(
-                SupervisionKind.WAIT,
-                f"no admissible mode: {decision.reason}",
-                s,
-                rule="mode_rules",
-                oversight=decision,
-            )
-        return done(
-            SupervisionKind.ACT,
-            decision.reason,
-            self._commit(s, snap, decision),
-            oversight=decision,
+            or stages.act(oversight, s, snap)
         )
-
-    # ------------------------------------------------------------------ parts
-
-    def _trajectory(self, s: SupervisorState, snap: Snapshot) -> Trajectory:
-        monitor = s.monitor if s.monitor is not None else self.rules.initial()
-        if monitor.names != self.rules.names:
-            raise ConfigError(
-                f"supervisor state: {expected(f'mode rules {self.rules.names}', monitor.names)}"
-            )
-        return Trajectory(snap, memory={GRAPH: snap.mode, RULES: monitor})
-
-    def _select(self, s: SupervisorState, snap: Snapshot) -> Decision:
-        return self.observer.step(self._trajectory(s, snap))
-
-    def _commit(self, s: SupervisorState, snap: Snapshot, decision: Decision) -> SupervisorState:
-        mode = decision.action
-        traj = self._trajectory(s, snap)
-        after = self.observer.commit(traj, decision, replace(snap, chosen=mode))
-        monitor = self.rules.restart_violated(after.memory[RULES])
-        since = s.mode_since if (s.engaged and s.mode == mode) else s.t
-        return replace(s, mode=mode, engaged=True, mode_since=since, monitor=monitor)
-
-    def _operator(self, s: SupervisorState, snap: Snapshot, done: Any) -> SupervisorDecision:
-        mode = s.operator_mode
-        traj = self._trajectory(s, snap)
-        verdicts = self.observer.verdicts(traj, mode)
-        who = next((a for a in reversed(s.audit) if a.kind is ActKind.SET_MODE), None)
-        by = f"{who.who}: {who.why}" if who else "operator"
-        decision = Decision(DecisionKind.EXECUTE, mode, verdicts, None, f"mode set by {by}")
-        new = self._commit(s, snap, decision)
-        return done(
-            SupervisionKind.OPERATOR,
-            decision.reason,
+        new = out.state.counted(out.kind.value)
+        return SupervisorDecision(
+            out.kind,
+            new.mode if out.kind in ACTING else None,
+            state.mode if state.engaged else None,
+            out.reason,
             new,
-            rule="operator",
-            oversight=decision,
+            features=features,
+            labels=labels,
+            seconds=time.perf_counter() - start,
+            **out.extra,
         )
-
-
-def _idle(s: SupervisorState) -> SupervisorState:
-    return replace(s, engaged=False, mode=None)

@@ -92,9 +92,21 @@ def test_llm_policy_asks_once_for_n_completions():
         candidates = policy.propose(t, None, 3)
     assert meter.total.calls == 1 and len(backend.requests) == 1
     assert [c.action for c in candidates] == [0, None, 1] and not candidates[1].valid
-    system, user = backend.requests[0]
+    system, *examples, user = backend.requests[0]
     assert system.role == "system" and system.content == SYSTEM_PROMPT
+    assert [m.role for m in examples] == ["user", "assistant"] * 3
+    assert [m.content for m in examples[1::2]] == ["C", "A", "B"]
     assert user.role == "user" and user.content == t.observation["text"]
+
+
+def test_llm_policy_without_shots_asks_the_papers_question_alone_and_counts_replies():
+    backend = ScriptedBackend(["A", "Sure! Let me think"])
+    policy = LLMDrivingPolicy(backend, P, shots=0)
+    t = traj(2.0, 1.0, 0.0)
+    assert policy.propose(t, None, 1)[0].action == 0
+    assert not policy.propose(t, None, 1)[0].valid
+    assert [m.role for m in backend.requests[0]] == ["system", "user"]
+    assert policy.replies == {"valid": 1, "invalid": 1}
 
 
 def test_llm_policy_appends_feedback_and_propagates_errors():
@@ -102,7 +114,7 @@ def test_llm_policy_appends_feedback_and_propagates_errors():
     policy = LLMDrivingPolicy(backend, P)
     note = Feedback(FeedbackKind.FORCED, "steer straight leads toward failure")
     assert policy.propose(traj(2.0, 1.0, 0.0), note, 1)[0].action == 2
-    assert backend.requests[0][1].content.endswith(
+    assert backend.requests[0][-1].content.endswith(
         "\n\nFeedback: steer straight leads toward failure"
     )
     with pytest.raises(BackendError, match="endpoint down"):
@@ -112,4 +124,4 @@ def test_llm_policy_appends_feedback_and_propagates_errors():
 def test_llm_policy_describes_a_bare_state():
     backend = ScriptedBackend(["B"])
     LLMDrivingPolicy(backend, P).propose(Trajectory({"state": np.array([2.0, 1.0, 0.0])}), None, 1)
-    assert backend.requests[0][1].content == describe(P, (2.0, 1.0, 0.0))
+    assert backend.requests[0][-1].content == describe(P, (2.0, 1.0, 0.0))

@@ -102,8 +102,11 @@ def test_llm_planner_prompt_feedback_pruning_and_counted_calls():
         third = planner.propose(traj, Feedback(FeedbackKind.FORCED, "Error: bad reply."), 1)[0]
     assert first.action == "[WALK] <bathroom>" and not second.valid and third.valid
     assert meter.total.calls == 3
-    system, user = backend.requests[1]
+    system, example, answer, user = backend.requests[1]
     assert "you have to enter bedroom before going into living room" in system.content
+    assert (example.role, answer.role) == ("user", "assistant")  # the worked step
+    assert example.content.startswith("Your task: ") and answer.content in example.content
+    assert task.instruction not in example.content
     assert "Program:\n[WALK] <bathroom> (11)" in user.content and task.instruction in user.content
     assert "Error: the action violates c1." in user.content
     available = user.content.split("Available actions:")[1].split("\n\n")[0]
@@ -223,7 +226,7 @@ def test_llm_safety_chip_with_llm_explanations_counts_every_call():
     explain = backend.requests[1][0].content
     assert '"[WALK] <bathroom>"' in explain
     assert "agent_at(bathroom) becomes true" in explain and PAPER[0][1] in explain
-    assert "Error: The bathroom needs the living room first." in backend.requests[2][1].content
+    assert "Error: The bathroom needs the living room first." in backend.requests[2][-1].content
 
 
 def test_steps_to_make_a_proposition_hold():

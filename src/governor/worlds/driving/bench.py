@@ -56,7 +56,7 @@ def table_lines(result: dict[str, Any]) -> Iterator[list[str]]:
     endpoint says so beside it)."""
     llm = any(r["llm_calls"] or r["llm_failed"] for r in result["rows"])
     header = ["policy", "guard", "episodes", "success", "failure", "stopped", "intervened", "steps"]
-    yield header + (["LLM calls", "failed"] if llm else [])
+    yield header + (["LLM calls", "failed", "invalid"] if llm else [])
     for r in result["rows"]:
         yield [
             r["policy"],
@@ -67,7 +67,11 @@ def table_lines(result: dict[str, Any]) -> Iterator[list[str]]:
             f"{r['stop_rate']:.1%}",
             f"{r['intervention_rate']:.1%}",
             f"{r['mean_steps']:.1f}",
-        ] + ([str(r["llm_calls"]), str(r["llm_failed"])] if llm else [])
+        ] + (
+            [str(r["llm_calls"]), str(r["llm_failed"]), str(r.get("invalid_replies", 0))]
+            if llm
+            else []
+        )
 
 
 def add_parser(bench: Subcommands) -> None:

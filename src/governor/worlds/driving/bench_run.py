@@ -51,6 +51,7 @@ class DrivingBenchConfig:
     monitor_states: int = option(2000, "random states on which the grid value meets exact search")
     margin: float | None = option(None, "filter margin (default: the grid's resolution margin)")
     temperature: float = option(0.0, "LLM policy sampling temperature")
+    llm_shots: int = option(3, "LLM policy: worked examples before the question (0: none)")
     grid_nx: int = option(101, "grid points along the track")
     grid_ny: int = option(101, "grid points across the road")
     grid_ntheta: int = option(64, "grid headings")
@@ -77,6 +78,8 @@ class Row:
     mean_steps: float
     llm_calls: int
     llm_failed: int
+    invalid_replies: int = 0
+    """LLM answers that named no choice (each an invalid candidate, never executed)."""
 
 
 def start_states(
@@ -100,7 +103,9 @@ def make_policy(
     if name == "erratic":
         return ErraticPolicy(params, p=cfg.erratic_p, seed=cfg.seed)
     assert backend is not None
-    return LLMDrivingPolicy(backend, params, temperature=cfg.temperature)
+    return LLMDrivingPolicy(
+        backend, params, temperature=cfg.temperature, shots=cfg.llm_shots, seed=cfg.seed
+    )
 
 
 def make_guard(name: str, gv: GridValue, margin: float) -> tuple[list[Constraint], Fallback | None]:
@@ -134,6 +139,8 @@ def run_pair(
     ``parts`` (constraints, fallback) replaces the guard that ``guard`` names.
     """
     constraints, fallback = parts if parts is not None else make_guard(guard, gv, margin)
+    replies = getattr(policy, "replies", None)
+    invalid_before = replies["invalid"] if replies is not None else 0
     # The safety filter switches at once: no regeneration, as in the paper.
     config = ObserverConfig(max_regenerations=0)
     observer = Observer(policy, list(constraints), fallback, config=config)
@@ -160,6 +167,7 @@ def run_pair(
         steps / n,
         sum(ep.usage.calls for ep in episodes),
         sum(ep.usage.failed for ep in episodes),
+        (replies["invalid"] - invalid_before) if replies is not None else 0,
     )
 
 

@@ -7,7 +7,7 @@ None of them is trusted: they are what the guard filters. Each proposes
 from __future__ import annotations
 
 import math
-import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -17,17 +17,15 @@ from governor.backends.base import Backend, Message
 from governor.config import check_range
 from governor.core import Candidate, Feedback, Policy, Trajectory
 from governor.worlds.driving.env import (
-    LABELS,
-    LETTERS,
     DrivingParams,
     describe,
     system_prompt,
     wrap_angle,
 )
 from governor.worlds.driving.filter import state_of
+from governor.worlds.driving.llm_prompt import EXAMPLES, ask_letter, parse_choice, worked_examples
 
-_REPLY = re.compile(r"\(?([abc])\)?(?:[.):]\s*|\s+|$)(.*)", re.IGNORECASE | re.DOTALL)
-_PREFIX = re.compile(r"^(?:the\s+)?(?:correct\s+)?answer(?:\s+is)?\s*[:\-]?\s*", re.IGNORECASE)
+__all__ = ["ErraticPolicy", "LLMDrivingPolicy", "NominalController", "parse_choice"]
 
 
 class NominalController(Policy):
@@ -74,29 +72,16 @@ class ErraticPolicy(Policy):
         return [Candidate(int(self.rng.integers(3)) if d else nominal) for d in draws]
 
 
-def parse_choice(text: str) -> Candidate[Any]:
-    """The candidate a reply stands for: "B", "b", "B)", "Answer: B", "B) Steer straight", ...
-
-    A reply naming no choice, or two different ones, is an invalid candidate (never an exception).
-    """
-    reply = _PREFIX.sub("", text.strip().strip("*`'\" ")).strip().rstrip(".").strip()
-    labels = [label.lower() for label in LABELS]
-    if reply.lower() in labels:
-        return Candidate(labels.index(reply.lower()), text)
-    match = _REPLY.fullmatch(reply)
-    if match:
-        index = LETTERS.index(match.group(1).upper())
-        rest = match.group(2).strip().rstrip(".").strip().lower()
-        if not rest or labels[index].startswith(rest):
-            return Candidate(index, text)
-    shown = text if len(text) <= 80 else text[:77] + "..."
-    return Candidate.invalid(text, f"expected one of A, B, C; found {shown!r}")
-
-
 class LLMDrivingPolicy(Policy):
-    """An LLM answering the paper's multiple-choice question; ``n`` completions in one call.
+    """An LLM answering the paper's multiple-choice question, ``n`` answers in one counted call.
 
-    Backend errors propagate (the observer turns them into a fallback).
+    The prompt is the system prompt, ``shots`` worked examples as earlier turns
+    (:mod:`~governor.worlds.driving.llm_prompt`; 0: the paper's prompt alone), and the question,
+    with the feedback appended. The answer is read by
+    :func:`~governor.worlds.driving.llm_prompt.ask_letter` (the local model's next-token logits
+    over A, B, C; an HTTP model's log-probabilities or text). ``replies`` counts the answers
+    that named a letter ("valid") and those that did not ("invalid"). Backend errors propagate
+    (the observer turns them into a fallback).
     """
 
     name = "llm_driver"
@@ -108,28 +93,38 @@ class LLMDrivingPolicy(Policy):
         *,
         temperature: float = 0.0,
         max_tokens: int = 5,
+        shots: int = len(EXAMPLES),
+        seed: int | None = None,
     ) -> None:
+        check_range("shots", shots, 0, len(EXAMPLES))
         self.backend, self.params = backend, params
-        self.temperature, self.max_tokens = temperature, max_tokens
+        self.temperature, self.max_tokens, self.shots = temperature, max_tokens, shots
         self.system = system_prompt(params)
+        self.examples = worked_examples(params, shots)
+        self.rng = np.random.default_rng(seed)
+        self.replies: Counter[str] = Counter()
 
     def messages(self, observation: Any, feedback: Feedback | None = None) -> list[Message]:
-        """The system prompt and the observation's question, with ``feedback`` appended."""
+        """The system prompt, the worked examples, and the observation's question with
+        ``feedback`` appended."""
         if isinstance(observation, Mapping) and "text" in observation:
             question = str(observation["text"])
         else:
             question = describe(self.params, state_of(observation))
         if feedback is not None and feedback.text:
             question += f"\n\nFeedback: {feedback.text}"
-        return [Message("system", self.system), Message("user", question)]
+        return [Message("system", self.system), *self.examples, Message("user", question)]
 
     def propose(
         self, traj: Trajectory, feedback: Feedback | None, n: int
     ) -> Sequence[Candidate[Any]]:
-        result = self.backend.chat(
+        candidates, _ = ask_letter(
+            self.backend,
             self.messages(traj.observation, feedback),
             n=n,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
+            seed=int(self.rng.integers(2**32)),
         )
-        return [parse_choice(c.text) for c in result.completions]
+        self.replies.update("valid" if c.valid else "invalid" for c in candidates)
+        return candidates

@@ -2,8 +2,10 @@
 
 :class:`LLMPlanner` is the paper's base planner: the prompt holds the in-context example (the
 task's program), the goal, the actions so far and the available actions; the reply is grounded
-to one available action. With ``constraints_in_prompt`` the natural-language constraints are in
-the prompt too. On a rejection the error messages of this step are appended and the rejected
+to one available action. Before it comes one worked step (``shots``): another shipped task's
+first step, solved with the first line of its program, as an earlier user and assistant turn, so
+that a base model answers with one action line; replies end at the line's end (``stop``). With
+``constraints_in_prompt`` the natural-language constraints are in the prompt too. On a rejection the error messages of this step are appended and the rejected
 actions are removed from the list (pruned). :class:`LLMExplainer` writes the error message from
 the constraints, the invalid action and its proposition change; every call is counted.
 """
@@ -20,6 +22,8 @@ from governor.errors import BackendError
 from governor.feedback import FeedbackWriter, TemplateFeedbackWriter
 from governor.worlds.household.env import Task, describe
 from governor.worlds.household.planners import DONE, HouseholdView
+from governor.worlds.household.sim import HouseholdSim
+from governor.worlds.household.tasks import load_tasks
 
 SYSTEM = (
     "You control a household robot in a simulated home. At each step you choose the robot's next "
@@ -35,6 +39,7 @@ EXPLAIN = (
     "Reason of violation:"
 )
 _STOP = {"to", "the", "a", "an", "into", "in", "on", "onto", "at", "up", "of"}
+_ID = re.compile(r"\s*\(\d+\)\s*$")  # a program line's object id: "[WALK] <bathroom> (11)"
 _LEAD = re.compile(r"^\s*(?:\d+[.)]|[-*]|next action:|action:|answer:)\s*", re.IGNORECASE)
 
 
@@ -44,6 +49,29 @@ def offline_explainer() -> TemplateFeedbackWriter:
         forced_template="Error: {items}.\nChoose a different next action.",
         separator=".\nError: ",
     )
+
+
+def worked_step(task: Task, tasks: Sequence[Task] | None = None) -> tuple[str, str] | None:
+    """A solved first step of a shipped task other than ``task``: the planner's question at its
+    start, and the first line of its program that is available there; None when none is."""
+    for other in tasks if tasks is not None else load_tasks():
+        if other.key == task.key or other.instruction == task.instruction:
+            continue
+        sim = HouseholdSim(other)
+        actions = sim.available_actions()
+        grounded = (parse_reply(_ID.sub("", line), actions) for line in other.program)
+        first = next((str(c.action) for c in grounded if c.valid), None)
+        if first is not None:
+            question = "\n\n".join(
+                [
+                    f"Your task: {other.instruction}",
+                    describe(sim.state, actions=actions),
+                    "Actions so far:\nnone",
+                    "Next action:",
+                ]
+            )
+            return question, first
+    return None
 
 
 def _words(text: str) -> tuple[str, ...]:
@@ -82,9 +110,13 @@ class LLMPlanner(Policy):
         constraints_in_prompt: bool = False,
         constraints: Sequence[str] = (),
         temperature: float = 0.0,
-        max_tokens: int = 40,
+        max_tokens: int = 24,
+        shots: int = 1,
+        stop: Sequence[str] = ("\n",),
     ) -> None:
-        self.backend, self.task = backend, task
+        self.backend, self.task, self.stop = backend, task, tuple(stop)
+        step = worked_step(task) if shots > 0 else None
+        self.examples = [Message("user", step[0]), Message("assistant", step[1])] if step else []
         self.constraints = tuple(constraints) if constraints_in_prompt else ()
         self.temperature, self.max_tokens = temperature, max_tokens
         self._t, self._last = -1, ""
@@ -110,7 +142,7 @@ class LLMPlanner(Policy):
         for action, error in self._errors:
             parts.append(f"{traj.t}. {action}\n{error}")
         parts.append("Next action:")
-        return [Message("system", system), Message("user", "\n\n".join(parts))]
+        return [Message("system", system), *self.examples, Message("user", "\n\n".join(parts))]
 
     def propose(self, traj: Trajectory, feedback: Feedback | None, n: int) -> list[Candidate[Any]]:
         if feedback is not None and feedback.kind is FeedbackKind.FORCED and traj.t == self._t:
@@ -118,7 +150,11 @@ class LLMPlanner(Policy):
         else:  # a step's first proposal
             self._t, self._errors = traj.t, []
         result = self.backend.chat(
-            self.messages(traj), n=n, temperature=self.temperature, max_tokens=self.max_tokens
+            self.messages(traj),
+            n=n,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            stop=self.stop,
         )
         seen: HouseholdView = traj.observation
         rejected = {a for a, _ in self._errors}

@@ -19,6 +19,7 @@ from rich.console import Console
 
 from governor.backends import Backend, backend_from_config
 from governor.config import BackendConfig, check_range, option
+from governor.conversation.examples import human_examples
 from governor.conversation.llm_policy import LLMChatPolicy
 from governor.conversation.small_talk import (
     SmallTalkConfig,
@@ -77,6 +78,7 @@ class SmallTalkBenchConfig:
     human_turns: int = option(500, "held-out human turns per corpus (acceptance, reference)")
     user: Literal["replay", "llm"] = option("replay", "replayed human openings, or an LLM persona")
     temperature: float = option(0.7, "LLM base: sampling temperature")
+    llm_examples: int = option(4, "LLM base: human example exchanges in its prompt (0: none)")
     data: str | None = option(None, "the corpora folder (default: the shared data)")
     overlays: str | None = option(None, "overlay file (default: the shipped small-talk set)")
     embed: Literal["auto", "on", "off"] = option(
@@ -120,7 +122,8 @@ def run(
     policy: Policy
     if cfg.base == "llm":
         assert backend is not None
-        policy = LLMChatPolicy(backend, temperature=cfg.temperature)
+        examples = human_examples(data, cfg.llm_examples, seed=cfg.seed) if cfg.llm_examples else ()
+        policy = LLMChatPolicy(backend, temperature=cfg.temperature, examples=examples)
     else:
         policy = RetrievalResponder.from_corpora(data, seed=cfg.seed)
     openings = human_openings(data, cfg.conversations, cfg.turns, seed=cfg.seed)

@@ -64,9 +64,10 @@ class LLMPersonaUser(UserSimulator):
         persona: str = DEFAULT_PERSONA,
         turns: int = 8,
         temperature: float = 0.8,
+        max_tokens: int = 60,
     ) -> None:
         self.backend, self.opening, self.persona = backend, opening, persona
-        self.turns, self.temperature = turns, temperature
+        self.turns, self.temperature, self.max_tokens = turns, temperature, max_tokens
 
     def next_turn(self, dialogue: Dialogue) -> str | None:
         said = sum(1 for t in dialogue if t.role == "user")
@@ -77,7 +78,10 @@ class LLMPersonaUser(UserSimulator):
         swapped = [Message("assistant" if t.role == "user" else "user", t.text) for t in dialogue]
         try:
             reply = self.backend.chat(
-                [Message("system", self.persona), *swapped], temperature=self.temperature
+                [Message("system", self.persona), *swapped],
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+                stop=("\n",),  # one turn: one line
             ).text.strip()
         except BackendError:
             return None

@@ -17,11 +17,20 @@ from typing import Any
 
 from rich.console import Console
 
-from governor.config import check_range, option
+from governor.backends import Backend, backend_from_config
+from governor.config import BackendConfig, check_range, option
 from governor.errors import ConfigError, expected
 from governor.files import write_json
-from governor.flags import Subcommands, add_dataclass_args, dataclass_from_args
-from governor.report import Section, print_table
+from governor.flags import (
+    Subcommands,
+    add_backend_args,
+    add_dataclass_args,
+    backend_config_from_args,
+    dataclass_from_args,
+)
+from governor.report import Section
+from governor.worlds.supervision.bench_report import print_result, table_lines
+from governor.worlds.supervision.llm_agents import label
 from governor.worlds.supervision.scenario import ScenarioResult
 from governor.worlds.supervision.timing import decision_timing
 
@@ -37,11 +46,15 @@ class SupervisionBenchConfig:
     seed: int = option(0, "seed of the simulated users and the offline generators")
     scenarios: str = option(",".join(SCENARIOS), "comma-separated scenarios to run")
     timing_decisions: int = option(2000, "supervisor decisions timed (0: no timing)")
+    calibration_users: int = option(
+        120, "crisis: users of the threshold calibration run (other seeds than the evaluation's)"
+    )
 
     def __post_init__(self) -> None:
         check_range("episodes", self.episodes, 1, 100_000)
         check_range("seed", self.seed, 0, 2**32 - 1)
         check_range("timing_decisions", self.timing_decisions, 0, 10_000_000)
+        check_range("calibration_users", self.calibration_users, 1, 100_000)
         unknown = [s for s in self.names if s not in SCENARIOS]
         if unknown or not self.names:
             known = ", ".join(SCENARIOS)
@@ -63,8 +76,29 @@ def load_scenario(name: str) -> Any | None:
         raise
 
 
-def run(cfg: SupervisionBenchConfig) -> dict[str, Any]:
-    """Every requested scenario; JSON-ready except ``_results`` (the ScenarioResult objects)."""
+def scenario_options(
+    module: Any, cfg: SupervisionBenchConfig, backend: Backend | None
+) -> dict[str, Any]:
+    """What a scenario module takes besides episodes and seed: the backend (modules that declare
+    ``LLM_ROLES``) and the calibration users (modules with ``CALIBRATION_USERS``)."""
+    out: dict[str, Any] = {}
+    if backend is not None and hasattr(module, "LLM_ROLES"):
+        out["backend"] = backend
+    if hasattr(module, "CALIBRATION_USERS"):
+        out["calibration_users"] = cfg.calibration_users
+    return out
+
+
+def configured(config: BackendConfig) -> bool:
+    """Whether ``config`` names a model (an endpoint and a model name, or a local model path)."""
+    return config.model_path is not None or (
+        config.base_url is not None and config.model is not None
+    )
+
+
+def run(cfg: SupervisionBenchConfig, backend: Backend | None = None) -> dict[str, Any]:
+    """Every requested scenario; JSON-ready except ``_results`` (the ScenarioResult objects).
+    With ``backend`` the scenarios that declare ``LLM_ROLES`` use it; the others stay offline."""
     results: dict[str, ScenarioResult] = {}
     skipped: dict[str, str] = {}
     for name in cfg.names:
@@ -72,7 +106,8 @@ def run(cfg: SupervisionBenchConfig) -> dict[str, Any]:
         if module is None:
             skipped[name] = f"module {PACKAGE}.{name} is not there; scenario skipped"
             continue
-        result = module.run(episodes=cfg.episodes, seed=cfg.seed)
+        options = scenario_options(module, cfg, backend)
+        result = module.run(episodes=cfg.episodes, seed=cfg.seed, **options)
         if not isinstance(result, ScenarioResult):
             raise ConfigError(
                 f"scenario {name}: {expected('a ScenarioResult', type(result).__name__)}"
@@ -81,59 +116,12 @@ def run(cfg: SupervisionBenchConfig) -> dict[str, Any]:
     timing = decision_timing(cfg.timing_decisions, cfg.seed) if cfg.timing_decisions else {}
     return {
         "config": dataclasses.asdict(cfg),
+        "agents": label(backend),
         "scenarios": {n: r.to_json() for n, r in results.items()},
         "skipped": skipped,
         "timing": timing,
         "_results": results,
     }
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return "-" if value is None else str(value)
-
-
-def table_lines(result: ScenarioResult) -> list[list[str]]:
-    """One row per condition; the treatment and the ablation marked in the first column."""
-    rows = [dict(r) for r in result.table] or [
-        {"condition": c, result.metric: v} for c, v in result.conditions.items()
-    ]
-    keys = list(rows[0])
-    mark = {result.treatment: " (treatment)", result.ablation: " (ablation)"}
-    lines = [keys]
-    for row in rows:
-        cond = str(row.get("condition", ""))
-        lines.append([cond + mark.get(cond, "")] + [_cell(row.get(k)) for k in keys[1:]])
-    return lines
-
-
-def _print_wide(console: Console, title: str, rows: list[list[str]]) -> None:
-    """The table at the width it needs (a console narrower than that would cut its cells)."""
-    needed = sum(max(len(r[i]) for r in rows) + 3 for i in range(len(rows[0]))) + 4
-    wide = Console(file=console.file, width=max(console.width, needed), emoji=False)
-    print_table(wide, title, rows)
-
-
-def print_result(console: Console, result: dict[str, Any]) -> None:
-    for name, r in result["_results"].items():
-        better = "lower" if r.lower_is_better else "higher"
-        _print_wide(console, f"{name}: {r.metric} ({better} is better)", table_lines(r))
-        console.print(
-            f"{name}: {r.treatment} {r.conditions[r.treatment]:.4g} vs {r.ablation}"
-            f" {r.conditions[r.ablation]:.4g} (effect {r.effect:+.4g}, positive = better)"
-        )
-        for note in r.notes:
-            console.print(f"  {note}", markup=False)
-    for name, note in result["skipped"].items():
-        console.print(f"{name}: {note}", style="yellow")
-    t = result["timing"]
-    if t:
-        console.print(
-            f"supervisor decision: mean {t['mean_ms']:.3f} ms, median {t['median_ms']:.3f} ms,"
-            f" p95 {t['p95_ms']:.3f} ms wall; CPU mean {t['cpu_mean_ms']:.3f} ms, p95"
-            f" {t['cpu_p95_ms']:.3f} ms; over {t['decisions']} decisions (target <= 1 ms)"
-        )
 
 
 def write(result: dict[str, Any], json_path: Path | None, plot_path: Path | None) -> None:
@@ -151,13 +139,19 @@ def add_parser(bench: Subcommands) -> None:
         "supervision", help="supervision mechanisms against their ablations (simulated users)"
     )
     add_dataclass_args(p, SupervisionBenchConfig)
+    add_backend_args(p)
     p.add_argument("--json", type=Path, help="write the results here")
     p.add_argument("--plot", type=Path, help="write the series plot (PNG) here")
     p.set_defaults(handler=run_command)
 
 
 def run_command(args: argparse.Namespace, console: Console) -> int:
-    result = run(dataclass_from_args(SupervisionBenchConfig, args))
+    backend_config = backend_config_from_args(args)
+    backend = None
+    if configured(backend_config):
+        backend = backend_from_config(backend_config)
+        backend.check()
+    result = run(dataclass_from_args(SupervisionBenchConfig, args), backend)
     print_result(console, result)
     write(result, args.json, args.plot)
     return 0

@@ -14,6 +14,7 @@ Respectfulness uses the existing ``tone`` feature. Lexicons are short and lexica
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from governor.overlays.features.base import DEFAULT_RESOURCES, FEATURES, Resources, register
@@ -44,38 +45,27 @@ def mean_sentence_words(text: str) -> float:
     return sum(len(words(s)) for s in parts) / len(parts)
 
 
-if "judgemental" not in FEATURES:
+def _on_candidate(measure: Callable[[str], float]) -> Callable[..., float]:
+    def feature(context: Dialogue, candidate: str, *, res: Resources = DEFAULT_RESOURCES) -> float:
+        return float(measure(candidate))
 
-    @register(
-        "judgemental",
-        range=(0.0, float("inf")),
-        unit="phrases",
-        description="judgemental phrases in feedback ('wrong', 'you never', 'you should have')",
-    )
-    def judgemental(
-        context: Dialogue, candidate: str, *, res: Resources = DEFAULT_RESOURCES
-    ) -> float:
-        return float(judgemental_count(candidate))
+    return feature
 
-    @register(
-        "sentence_words",
-        range=(0.0, float("inf")),
-        unit="words/sentence",
-        description="mean words per sentence of the reply",
-    )
-    def sentence_words(
-        context: Dialogue, candidate: str, *, res: Resources = DEFAULT_RESOURCES
-    ) -> float:
-        return mean_sentence_words(candidate)
 
-    @register(
-        "hedges",
-        range=(0.0, float("inf")),
-        unit="phrases",
-        description="vague hedges ('kind of', 'in terms of', 'somewhat')",
-    )
-    def hedges(context: Dialogue, candidate: str, *, res: Resources = DEFAULT_RESOURCES) -> float:
-        return float(len(HEDGES.findall(candidate)))
+PEDAGOGY_FEATURES: tuple[tuple[str, str, str, Callable[[str], float]], ...] = (
+    ("judgemental", "phrases",
+     "judgemental phrases in feedback ('wrong', 'you never', 'you should have')", judgemental_count),
+    ("sentence_words", "words/sentence", "mean words per sentence of the reply", mean_sentence_words),
+    ("hedges", "phrases", "vague hedges ('kind of', 'in terms of', 'somewhat')",
+     lambda text: len(HEDGES.findall(text))),
+)  # fmt: skip
+"""(name, unit, description, measure of the reply's text) of each feature registered here."""
+
+for _name, _unit, _description, _measure in PEDAGOGY_FEATURES:
+    if _name not in FEATURES:
+        register(_name, range=(0.0, float("inf")), unit=_unit, description=_description)(
+            _on_candidate(_measure)
+        )
 
 
 def feedback_overlays() -> list[Overlay]:

@@ -13,14 +13,39 @@ from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
+class Curve:
+    """A curve beside the time series: each of ``lines`` over the points ``x`` (a threshold sweep,
+    say); ``marks`` names points on the x axis worth seeing (the threshold chosen)."""
+
+    name: str
+    x_label: str
+    y_label: str
+    x: tuple[float, ...]
+    lines: Mapping[str, tuple[float, ...]]
+    marks: Mapping[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "x_label": self.x_label,
+            "y_label": self.y_label,
+            "x": list(self.x),
+            "lines": {k: list(v) for k, v in self.lines.items()},
+            "marks": dict(self.marks),
+        }
+
+
+@dataclass(frozen=True)
 class ScenarioResult:
     """One scenario's outcome.
 
     ``conditions`` holds the primary metric per condition (the treatment and its ablation among
     them); ``table`` one row per condition with every measure, under the same keys in each row;
     ``series`` a curve per condition over turns (mean escalation, running negativity, ...) for the
-    plot, labelled by ``series_label``; ``notes`` says what the simulated users are and anything a
-    reader must know to trust the numbers (an effect that did not show, a cap that was hit).
+    plot, labelled by ``series_label``; ``curves`` other curves for the plot (a sweep over a
+    setting); ``details`` anything else worth keeping in the JSON (a calibration run); ``notes``
+    says what the simulated users are and anything a reader must know to trust the numbers (an
+    effect that did not show, a cap that was hit).
     """
 
     name: str
@@ -33,6 +58,8 @@ class ScenarioResult:
     series: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     series_label: str = ""
     notes: tuple[str, ...] = ()
+    curves: tuple[Curve, ...] = ()
+    details: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for cond in (self.treatment, self.ablation):
@@ -60,8 +87,17 @@ class ScenarioResult:
             "series": {k: list(v) for k, v in self.series.items()},
             "series_label": self.series_label,
             "notes": list(self.notes),
+            "curves": [c.to_json() for c in self.curves],
+            "details": dict(self.details),
         }
 
 
 class Scenario(Protocol):
     def __call__(self, *, episodes: int, seed: int) -> ScenarioResult: ...
+
+
+class ModelScenario(Protocol):
+    """A scenario whose agents (and simulated users, where it has an LLM persona) can talk to a
+    configured model; ``backend`` None keeps the offline stand-ins."""
+
+    def __call__(self, *, episodes: int, seed: int, backend: Any = None) -> ScenarioResult: ...
