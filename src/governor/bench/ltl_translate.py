@@ -37,7 +37,7 @@ from governor.ltl.satisfiability import one_hot, search
 from governor.ltl.syntax import Formula
 from governor.ltl.translate import translate_offline
 
-SETS = ("dev", "dev2", "heldout")
+SETS = ("dev", "dev2", "dev3", "heldout")
 FIELDS = ("id", "family", "args", "n", "places", "props", "text")
 MAX_STATES = 200_000
 """State budget of one equivalence search."""
