@@ -1,8 +1,9 @@
 """`governor bench ltl-translate`: the offline English-to-LTL translator on pattern sentences.
 
 Reads the sets of ``data/ltl_patterns/``: ``dev.jsonl`` (the rules were developed on it),
-``dev2.jsonl`` (written independently, then developed on too) and ``heldout.jsonl`` (written
-by someone who had not seen the rules; run once with the rules frozen). One JSON object a line:
+``dev2.jsonl`` and ``dev3.jsonl`` (each written independently, scored unseen, then developed on
+too) and ``heldout.jsonl`` (written by someone who had not seen the rules; run once with the
+rules frozen). One JSON object a line:
 ``id``, ``family``, ``args``, ``n``, ``places``, ``props``, ``text``. It translates each sentence against
 a domain of its places (one at a time) and props, and checks the translation against the
 intended formula ``PATTERNS[family](*args[, n])`` (a place ``p`` is ``agent_at(p)``, a prop is

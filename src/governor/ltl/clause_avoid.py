@@ -22,7 +22,11 @@ def _avoid(m: re.Match[str], c: Clause) -> Parse | None:
     return one(reading("global_avoid", dict.fromkeys(names(m["l"]))))
 
 
-@rule(70, r"^NOT (?P<a>{P}) (?:BEFORE|UNTIL) (?P<b>{P})$")
+@rule(
+    70,
+    r"^NOT (?P<a>{P}) (?:BEFORE|UNTIL) (?P<b>{P})$",
+    r"^(?P<a>{P}) NOT (?:BEFORE|UNTIL) (?P<b>{P})$",
+)
 def _no_revisit(m: re.Match[str], c: Clause) -> Parse | None:
     if m["a"] not in c.again or m["a"] == m["b"]:
         return None
@@ -40,6 +44,8 @@ def _past(b: str, a: str, c: Clause, *extra: Reading) -> Parse:
     r"^NOT (?P<b>{P}) (?:COMMA )?(?:IF|WHENEVER|AFTER) NOT (?P<a>{P})$",
     r"^(?P<b>{P}) NOT (?:UNTIL|BEFORE) (?P<a>{P})$",
     r"^(?:UNTIL|BEFORE) (?P<a>{P}) (?:COMMA )?NOT (?P<b>{P})$",
+    r"^(?:UNTIL|BEFORE) (?P<a>{P}) (?:COMMA )?(?P<b>{P}) NOT$",
+    r"^NOT (?:UNTIL|BEFORE) (?P<a>{P}) (?:COMMA )?(?P<b>{P})$",
     r"^(?:ONLY )?(?P<b>{P}) (?:COMMA )?ONLY (?:AFTER|IF|WHENEVER|UNTIL|BEFORE) (?P<a>{P})$",
     r"^ONLY (?P<b>{P}) (?:AFTER|IF|WHENEVER) (?P<a>{P})$",
     r"^ONLY (?:AFTER|IF|WHENEVER) (?P<a>{P}) (?:COMMA )?(?:THEN )?(?P<b>{P})$",
@@ -47,7 +53,7 @@ def _past(b: str, a: str, c: Clause, *extra: Reading) -> Parse:
     r"^IF NOT (?P<a>{P}) (?:COMMA )?NOT (?P<b>{P})$",
 )
 def _past_avoid(m: re.Match[str], c: Clause) -> Parse | None:
-    return _past(m["b"], m["a"], c)
+    return _past(m["b"], m["a"], c) if m["a"] != m["b"] else None
 
 
 @rule(90, r"^(?P<b>{P}) AFTER (?P<a>{P})$")

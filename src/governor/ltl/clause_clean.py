@@ -28,8 +28,18 @@ _MERGE = [
     (r"\bBUT\b", "COMMA"), (r"\bCOMMA(?: COMMA)+\b", "COMMA"), (r"\bFOLLOWED THEN\b", "FOLLOWED"),
     (r"\bTHEN FOLLOWED\b", "FOLLOWED"), (r"\bFOLLOWED COMMA\b", "FOLLOWED"), (r"\bAND NOT\b", "COMMA NOT"), (r" AFTER$", ""),
     (r"(?:^|(?<=P\d) )(?:COMMA |AND )+(P\d+) THEN$", r" THEN \1"), (r" BEFORE$", ""),
-    (r"\bONLY THEN\b", "BEFORE"), (r"(?<=P\d) (?:COMMA )?(?:ANY )?GE_1(?: COMMA)?$", ""), (r"\bCOMMA BEFORE\b", "BEFORE"), (r"COMMA ((?:ONLY )?(?:EQ|N)_1)\b", r"\1"),
+    (r"\b(P\d+) (?:COMMA )?(?:AND )?ONLY (?:THEN|AFTER \1) (?:COMMA )?(P\d+)$", r"\1 ONLYTHEN \2"),
+    (r"\bONLY THEN\b", "BEFORE"), (r"(?<=P\d) (?:COMMA )?(?:ANY )?GE_1(?: COMMA)?$", ""), (r"\b(?:N|EQ)_(\d+) (?:COMMA )?(?:AND )?ONLY (?:N|EQ)_\1\b", r"EQ_\1"),
+    (r"\bCOMMA BEFORE\b", "BEFORE"), (r"COMMA ((?:ONLY )?(?:EQ|N)_1)\b", r"\1"),
 ]  # fmt: skip
+
+
+_AGAIN_AFTER = re.compile(r"(?:(?:MUST|CAN) )?(?:NOT )?(?:BE )?AGAIN\b")
+"""After a place: it is visited again ("may not be re-entered")."""
+_OTHERWISE = re.compile(
+    r"(?:^| )(?:COMMA )?(?:AND )?(?:NOT )?(?:(?:IF|WHENEVER|WHILE) )?(?:OTHERWISE|ONLY THEN)$"
+)
+"""A closing "and only then" / "and not otherwise": the condition is also necessary."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +71,7 @@ def clean(symbols: list[str], places: Iterable[str], props: Iterable[str] = ()) 
                 perf.add(sym)
             if prev == "BE":
                 stative.add(sym)
-            if prev == "AGAIN" or (i + 1 < len(symbols) and symbols[i + 1] == "AGAIN"):
+            if prev == "AGAIN" or _AGAIN_AFTER.match(" ".join(symbols[i + 1 : i + 5])):
                 again.add(sym)
         if sym.startswith("WITHIN_"):
             within = int(sym.split("_")[1])
@@ -76,6 +86,9 @@ def clean(symbols: list[str], places: Iterable[str], props: Iterable[str] = ()) 
             continue
         kept.append(sym)
     text = " ".join(kept)
+    text, n = _OTHERWISE.subn("", text)
+    if n or "OTHERWISE" in text.split():
+        flags.add("OTHERWISE")
     for pattern, repl in _MERGE:
         text = re.sub(pattern, repl, text)
     text = re.sub(r"^(?:COMMA|AND|THEN) |(?: COMMA| THEN| AND)+$", "", text).strip()

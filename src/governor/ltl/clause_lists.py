@@ -20,7 +20,7 @@ _COUNT = re.compile(r"(LE|GE|EQ|GT|LT|N)_(\d+)")
 
 @rule(
     30,
-    r"^(?P<neg>NOT )?(?:ONLY )?(?P<a>{P})(?: ONLY)?(?: NOT)? (?P<c>(?:LE|GE|EQ|GT|LT|N)_\d+)$",
+    r"^(?P<neg>NOT )?(?:ONLY )?(?P<a>{P})(?: ONLY)?(?: NOT)? (?P<c>(?:LE|GE|EQ|GT|LT|N)_\d+)(?: ONLY)?$",
     r"^(?P<neg>NOT )?(?:ONLY )?(?P<c>(?:LE|GE|EQ|GT|LT|N)_\d+) (?P<a>{P})$",
 )
 def _counted(m: re.Match[str], c: Clause) -> Parse | None:
@@ -57,6 +57,8 @@ def _once_only(m: re.Match[str], c: Clause) -> Parse | None:
 @rule(50, r"^(?P<l>{L})$", r"^(?P<l>{L}) COMMA$")
 def _plain_list(m: re.Match[str], c: Clause) -> Parse | None:
     places = list(dict.fromkeys(names(m["l"])))
+    if "FIRST" in c.flags and len(names(m["l"])) == 1:  # "go to A first": ordered by the others
+        return one(reading("visit", places))
     if "REPEAT" in c.flags:
         return one(reading("patrolling", places))
     if " OR " in m["l"] or {"ORDER", "FIRST"} & c.flags or len(places) < len(names(m["l"])):
@@ -78,6 +80,8 @@ def ordered(names: list[str], c: Clause) -> Parse | None:
 @rule(140, r"^(?P<a>{P}) BEFORE (?P<b>{P})$")
 def _before(m: re.Match[str], c: Clause) -> Parse | None:
     a, b = m["a"], m["b"]
+    if a == b:
+        return None
     if "ORDER" in c.flags:
         return ordered([a, b], c)
     avoid = reading("past_avoid", (b, a), None, rd.BEFORE_AVOID)
@@ -86,6 +90,19 @@ def _before(m: re.Match[str], c: Clause) -> Parse | None:
         reading("ordered_visit", (a, b), None, rd.BEFORE_ORDER),
         reading("precedence", (a, b)),
     )
+
+
+@rule(
+    145,
+    r"^(?P<a>{P}) ONLYTHEN (?P<b>{P})$",
+    r"^(?P<b>{P}) COMMA NOT (?:BEFORE|UNTIL) (?P<a>{P})$",
+)
+def _only_then(m: re.Match[str], c: Clause) -> Parse | None:
+    """ "visit A and only after that B", "reach B, but not before A": both, A first ("only after
+    that may you enter B" permits B: past avoidance)."""
+    if m["a"] == m["b"] or "CAN" in c.flags:
+        return None
+    return ordered([m["a"], m["b"]], replace(c, flags=c.flags | {"ORDER"}))
 
 
 @rule(

@@ -20,14 +20,15 @@ from governor.ltl.readings import Parse, Reading
     10,
     r"^(?P<x>{P})(?P<xn> NEXT)?(?: COMMA)? IFF (?P<y>{P})(?P<yn> NEXT)?$",
     r"^IFF (?P<y>{P})(?P<yn> NEXT)? (?:COMMA )?(?P<x>{P})(?P<xn> NEXT)?$",
+    r"^(?P<xn>NEXT )(?P<x>{P})(?: COMMA)? IFF (?P<y>{P})$",
 )
 def iff(m: re.Match[str], c: Clause) -> Parse | None:
-    x, y = m["x"], m["y"]
-    if m["xn"] and not m["yn"]:
+    x, y, g = m["x"], m["y"], m.groupdict()
+    if g.get("xn") and not g.get("yn"):
         return one(reading("bound_delay", (y, x)))
-    if m["yn"] and not m["xn"]:
+    if g.get("yn") and not g.get("xn"):
         return one(reading("bound_delay", (x, y)))
-    return None if m["xn"] else one(reading("bound_react", (y, x)))
+    return None if g.get("xn") else one(reading("bound_react", (y, x)))
 
 
 @rule(
@@ -93,7 +94,8 @@ def _avoid_after(m: re.Match[str], c: Clause) -> Parse | None:
     120,
     *_conditioned(r"(?P<neg>NOT )?(?P<b>{P})"),
     rf"^{_COND} (?P<a>{{P}}) (?:COMMA )?(?:THEN )?(?P<b>{{P}}) (?P<neg>NOT)$",
-    r"^(?P<a>{P}) (?:COMMA )?(?P<cw>MEANS|THEN|AND|COMMA)(?: THEN)? (?P<neg>NOT) (?P<b>{P})$",
+    r"^(?P<a>{P}) (?:COMMA )?(?P<cw>MEANS|THEN|AND|COMMA)(?: THEN)? (?P<neg>NOT)(?: THEN)? (?P<b>{P})$",
+    r"^(?P<b>{P}) (?P<neg>NOT) (?P<cw>AFTER) (?P<a>{P})$",
     r"^(?P<a>{P}) (?P<cw>MEANS|FOLLOWED) (?P<b>{P})$",
     r"^(?P<a>{P}) (?:COMMA |AND )?(?P<cw>THEN) (?P<b>{P})$",
 )
@@ -102,6 +104,11 @@ def conditional(m: re.Match[str], c: Clause) -> Parse | None:
     if m.groupdict().get("neg"):
         return _avoid_after(m, c)
     a, b, cw = m["a"], m["b"], m["cw"]
+    if a == b:
+        return None
+    if "OTHERWISE" in c.flags:  # "b when a, and only then" / "... and not b otherwise"
+        plain = cw in ("IF", "WHENEVER", "WHILE") and "NEXT" not in c.flags and not c.within
+        return one(reading("bound_react", (a, b))) if plain else None
     if cw == "THEN" and not ("NEXT" in c.flags or c.within or "CAN" in c.flags):
         return None
     if c.within is not None:

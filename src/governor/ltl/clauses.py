@@ -27,17 +27,18 @@ from governor.ltl.sentence import prepare
 
 __all__ = ["MAX_SPLITS", "Clause", "clean", "read", "read_clause"]
 
-MAX_SPLITS = 8
+MAX_SPLITS = 16
 """Most clause boundaries tried when a sentence is read as a conjunction."""
 _TIMED = (clause_reactions.iff, clause_reactions.conditional)
-"""The rules that read "at the next step" and "within n steps"; no other reads a clause with them."""
+"""The rules that read "at the next step", "within n steps" and "and only then"; no other reads a
+clause with them."""
 _RULES = rules()
 assert clause_avoid and clause_lists  # their rules are registered on import
 
 
 def read_clause(c: Clause) -> Parse | None:
     """The first template reading of a cleaned clause."""
-    timed = "NEXT" in c.flags or c.within is not None
+    timed = "NEXT" in c.flags or c.within is not None or "OTHERWISE" in c.flags
     for regex, fn in _RULES:
         if timed and fn not in _TIMED:
             continue

@@ -1,11 +1,33 @@
 """The phrase tables of the cue normaliser (:mod:`governor.ltl.cues`): each cue phrase and the
 symbols it becomes (:data:`SYMBOLS`, longest :data:`LONGEST` words), the number words, and the
-phrases of counts ("at most", "or more") and step bounds ("within", "you have n steps").
+phrases of counts and step bounds (kept in :mod:`governor.ltl.count_phrases`).
 
-Imports nothing of the project.
+Imports the count phrases only.
 """
 
 from __future__ import annotations
+
+from governor.ltl.count_phrases import (
+    AFTER_N,
+    BEFORE_N,
+    COUNT_AFTER,
+    COUNT_BEFORE,
+    STEPS,
+    TIMES,
+    WITHIN,
+)
+
+__all__ = [
+    "AFTER_N",
+    "BEFORE_N",
+    "CUE_WORDS",
+    "LONGEST",
+    "NUMBERS",
+    "STEPS",
+    "SYMBOLS",
+    "TIMES",
+    "WITHIN",
+]
 
 NUMBERS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
@@ -13,14 +35,14 @@ NUMBERS = {
 }  # fmt: skip
 _CUES = {
     "NOT": "not|never|cannot|no|avoid|avoiding|avoided|keep off|keep off of|stay off|stay off of"
-    "|stay away from|keep away from|keep out of|stay out"
+    "|stay away from|keep away from|keep out of|stay out|keep well clear of|stay well clear of|steer well clear of|well clear of|well away from"
     " of|keep clear of|steer clear of|off limits|away from|forbidden|prohibited|banned|out of bounds|refrain"
     " from|without|no longer|nobody|nowhere|under no circumstances|at no point|none|none of them|neither",
     "MUST": "must|have to|has to|need to|needs to|should|required to|make sure|ensure|be sure to"
     "|do not forget to|do not forget|never forget to|remember to|always remember to|got to|shall",
     "CAN": "can|may|are allowed to|is allowed|allowed to|permitted to|free to",
     "ALWAYS": "always|at all times|at any time|at any point|ever|all the time|throughout",
-    "WHENEVER": "whenever|every time|each time|any time|anytime|every single time|at every moment"
+    "WHENEVER": "whenever|every time|each time|any time|anytime|every single time|each and every time|at every moment"
     " that|at every moment when|at every step where|at every step when|at every step in which|at"
     " any moment when|at any step where|at each step where|at each moment when",
     "IF": "if|when|in case|as soon as|the moment|upon|on reaching|on entering|on arriving at",
@@ -30,7 +52,7 @@ _CUES = {
     " moments|exactly at the steps|must match|must always match|matches|always matches",
     "AFTER": "after|having|following|since",
     "BEFORE": "before|prior to|ahead of|earlier than",
-    "UNTIL": "until|till|unless|up until|up to the point when",
+    "UNTIL": "until|till|unless|up until|up to the point when|until after|not until after",
     "THEN": "then|and then|after that|after which|afterwards|afterward|later|later on|next|"
     "subsequently|finally|lastly|at the end|thereafter|and finally|continue to|proceed to|move on to|end at|finish at|end in|finish in"
     "|end up at|end up in|at last|in the end",
@@ -40,10 +62,10 @@ _CUES = {
     "PERMIT": "is fine|are fine|is ok|is okay|are ok|are okay|is allowed|are allowed|is permitted|"
     "are permitted|does not matter|do not matter|do not care|no matter|is acceptable|is no problem"
     "|is not a problem|is alright|is all right",
-    "REF": "go there|get there|be there|going there|getting there|go back there|going back there",
+    "REF": "go there|get there|be there|going there|getting there|go back there|going back there|been there|being there|done so|done that",
     "AHEAD": "skip ahead|jump ahead|skip|out of order|out of turn|ahead of its turn|before its turn"
     "|ahead of turn",
-    "NEXT": "immediately|right away|straight away|at once|instantly|without delay|promptly|at the"
+    "NEXT": "immediately|at the very next time step|at the next time step|in the next time step|on the next time step|the next time step|at the very next moment|at the next moment|in the next moment|at step t 1|at time t 1|at t 1|at step n 1|in step t 1|right away|straight away|at once|instantly|without delay|promptly|at the"
     " next step|at the very next step|on the next step|in the next step|the next step|next step|"
     "the very next step|the step after|the following step|at the following step|one step later",
     "NEXTAFTER": "right after|immediately after|directly after|just after|straight after|"
@@ -51,7 +73,7 @@ _CUES = {
     "ORDER": "in this order|in that order|in order|in the given order|in the order given|in the"
     " order listed|in the listed order|in sequence|in that sequence|in this sequence|one after"
     " the other|one after another|in the stated order|in the same order|sequentially|in the order"
-    " shown|in the order stated|in the order named|in the order i listed|in the order i gave",
+    " shown|in the order stated|in the order named|in the order i listed|in the order i gave|with no skipping ahead|without skipping ahead|no skipping ahead|never skipping ahead|with no skipping|without skipping|no skipping",
     "ANYORDER": "do not care about the order|the order does not matter|order does not matter|any"
     " order is fine|in any order you like|in whatever order you like|the order is up to you|in any"
     " order|in whatever order|in no particular order|any order|either order|in any sequence",
@@ -60,23 +82,26 @@ _CUES = {
     " ending|non stop|nonstop|make rounds of|make the rounds of|do rounds of|repeatedly|again and again|over and over|over and "
     "over again|forever|infinitely often|endlessly|continually|continuously|indefinitely|"
     "regularly|periodically|in a loop|on a loop|loop|cycle|cycle through|circulate|time and again"
-    "|never stop|round and round|round after round|perpetually",
-    "STAY": "stay|remain|wait|stay put|linger|hold position|keep waiting",
+    "|never stop|round and round|round after round|perpetually|time and time again|never giving up|never give up|without ever stopping|never ever stopping",
+    "STAY": "stay|remain|wait|stay put|linger|hold position|keep waiting|hold at|hold still at",
     "LEAVE": "leave|exit|depart|depart from|move out of|get out of|go out of|step out of",
-    "AGAIN": "again|a second time|come back|go back|return|revisit|re enter|reenter",
+    "AGAIN": "again|a second time|come back|go back|return|revisit|re enter|reenter|reentered"
+    "|re entered|revisited|returned to|entered again|visited again",
     "ONLY": "only|just",
-    "AND": "and|as well as|plus|along with|together with|nor",
+    "AND": "and|as well as|plus|along with|together with",
+    "NOR": "nor|and nor|or nor",
     "OR": "or",
     "MEANS": "means|implies|requires|obliges you to|means that|forces you to",
     "PERF": "have|has|had|already",
     "SAME": "at the same time|simultaneously|concurrently|at that same step|in the same step|at "
     "the same step|as well",
-    "NOW": "now|currently|right now|at that step|at the current step|in the current step|at this"
+    "NOW": "now|at step t|at time t|in step t|at this one|at the current one|currently|right now|at that step|at the current step|in the current step|at this"
     " step|at that moment|that same moment",
     "FROMNOW": "ever again|anymore|any more|any longer|from then on|from that point on|from that"
     " moment on|from now on|for good|for the rest of the time|thereafter",
     "FIRST": "first|first of all|to begin|to begin with|to start|start at|start by|begin at|"
     "begin by|start in|start from|begin in|initially|start with|begin with",
+    "OTHERWISE": "otherwise|anywhere else|everywhere else|elsewhere|when you are anywhere else|when you are elsewhere|whenever you are anywhere else|whenever it is not|when it is not|if it is not|while it is not|whenever it does not|when it does not|never otherwise|and never otherwise|not otherwise|and not otherwise|at all other times|at any other time|at other times",
     "STRICT": "exactly once each|only once each|once each|each only once|each exactly once|each"
     " once|without returning|never returning|no revisits|without going back|without revisiting"
     " any|not twice|strictly|never revisiting|without revisiting|not revisiting|never going back|"
@@ -90,6 +115,10 @@ SYMBOLS[("never", "stop")] = ("REPEAT",)
 SYMBOLS[("do", "not", "stop")] = ("REPEAT",)
 SYMBOLS[("do", "not", "forget")] = ("MUST",)
 SYMBOLS[("not", "only")] = ()
+for _verb in ("rules out", "rule out", "excludes", "precludes", "forbids", "prevents"):
+    SYMBOLS[tuple(_verb.split())] = ("MEANS", "NOT")
+for _each in ("each", "every", "any", ""):
+    SYMBOLS[tuple(f"one step after {_each}".split())] = ("NEXT", "WHENEVER" if _each else "AFTER")
 for _filler in (
     "no more and no less",
     "no more no less",
@@ -104,6 +133,26 @@ for _filler in (
     "no more , no fewer",
     "no fewer , no more",
     "and at no other time",
+    "if at all",
+    "not more , not less",
+    "not less , not more",
+    "no more , no less",
+    "no less , no more",
+    "not more not less",
+    "but not more",
+    "but no more",
+    "and no more",
+    "and not more",
+    "but never more",
+    "and never more",
+    "for as long as the mission runs",
+    "as long as the mission runs",
+    "for as long as the mission lasts",
+    "as long as the mission lasts",
+    "during the mission",
+    "throughout the mission",
+    "for the whole mission",
+    "for the entire mission",
     "at no other time",
 ):
     SYMBOLS[tuple(_filler.split())] = ()
@@ -124,50 +173,21 @@ for _ref in _REFS:
         _sym = "UNTIL" if _lead in ("until", "till", "up until") else "BEFORE"
         SYMBOLS[(*_lead.split(), *_ref.split())] = (_sym, "REF")
 SYMBOLS[("only", "afterwards")] = ("ONLY", "AFTER", "REF")
+for _there in ("once there", "when there", "once done", "when done", "having done so"):
+    SYMBOLS[(*_there.split(), ",")] = ("IF", "REF", "COMMA")
+for _lead in ("until", "before", "till"):  # "until you have;": the clause before is awaited
+    for _end, _sym in ((".", "STOP"), (",", "COMMA")):
+        _key = "UNTIL" if _lead != "before" else "BEFORE"
+        SYMBOLS[(_lead, "you", "have", _end)] = (_key, "REF", _sym)
 SYMBOLS[("which",)] = ("COMMA", "WHICH")
+for _must in ("has to be", "must be", "needs to be", "should be", "is to be", "is also to be"):
+    SYMBOLS[("it", *_must.split())] = ("IT", "MUST")
 LONGEST = max(len(k) for k in SYMBOLS)
 
-_COUNT_BEFORE = {
-    "LE": "at most|no more than|not more than|up to|a maximum of|maximum of|at the most|max",
-    "GE": "at least|no fewer than|no less than|not less than|a minimum of|minimum of|a minimum",
-    "EQ": "exactly|precisely|just|exactly only",
-    "GT": "more than|over",
-    "LT": "fewer than|less than|under",
-}
-_COUNT_AFTER = {
-    "LE": "at most|at the most|or less|or fewer|max|maximum|tops",
-    "GE": "or more|at least|at minimum|minimum",
-}
-TIMES = ("times", "time", "visits", "visit")
-STEPS = ("steps", "step", "moves", "move", "time steps", "timesteps", "ticks")
-WITHIN = [
-    tuple(x.split())
-    for x in (
-        "within",
-        "in at most",
-        "in no more than",
-        "at most",
-        "no later than",
-        "in under",
-        "in less than",
-        "in fewer than",
-        "within at most",
-        "you have",
-        "have",
-    )
-]
-
-
-def _phrases(table: dict[str, str]) -> list[tuple[tuple[str, ...], str]]:
-    out = [(tuple(p.split()), k) for k, v in table.items() for p in v.split("|")]
-    return sorted(out, key=lambda x: -len(x[0]))
-
-
-BEFORE_N, AFTER_N = _phrases(_COUNT_BEFORE), _phrases(_COUNT_AFTER)
 CUE_WORDS = (
     frozenset(
         w
-        for table in (_CUES, _COUNT_BEFORE, _COUNT_AFTER)
+        for table in (_CUES, COUNT_BEFORE, COUNT_AFTER)
         for v in table.values()
         for phrase in v.split("|")
         for w in phrase.split()

@@ -96,6 +96,11 @@ def _count(toks: Sequence[str], i: int) -> tuple[str, int] | None:
     again = number(toks, j + 2) if toks[j : j + 2] == ["and", "only"] else None
     if again is not None and again[0] == n:  # "once and only once"
         kind, j = "EQ", again[1] + (toks[again[1] : again[1] + 1] in (["times"], ["time"]))
+    at = j + (has_times and toks[j : j + 1] == ["to"])
+    if kind is None and _PLACEHOLDER.fullmatch(toks[at] if at < len(toks) else ""):
+        for phrase, k in AFTER_N:  # "five (trips to) P1 at most": the place's count
+            if _starts(toks, at + 1, phrase):
+                return f"{k}_{n}", at
     if kind is None and not has_times:
         return None
     return f"{kind or 'N'}_{n}", j
@@ -121,11 +126,12 @@ def symbols(toks: Sequence[str]) -> list[str]:
             out.append(w)
             i += 1
             continue
-        if w == "once" and _once_is_if(toks, i):
+        phrase = w == "once" and tuple(toks[i : i + 3]) in SYMBOLS  # "once there ,"
+        if w == "once" and not phrase and _once_is_if(toks, i):
             out.append("IF")
             i += 1
             continue
-        counted = _count(toks, i)
+        counted = None if phrase else _count(toks, i)
         if counted is not None:
             out.append(counted[0])
             i = counted[1]

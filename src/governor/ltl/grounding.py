@@ -7,7 +7,8 @@ A referring expression names one checkable fact. Actions are grounded to the sta
 is_in(X, Y)`` (putting into a surface makes ``is_in``), ``turn on X`` -> ``is_switchedon(X)``;
 going to, entering, visiting, sitting on or walking past X, and a bare room, -> ``agent_at(X)``.
 A described state (``the microwave is open``) lifts to ``P1 holds``, a passive visit
-(``kitchen is visited``) to ``you have P1``. ``it`` is the object named last. The words are read
+(``kitchen is visited``) to ``you have P1``. ``it`` is the object named last; after a bare proposition, "it is not green" / "it does
+not ring" is that proposition negated. The words are read
 by :mod:`governor.ltl.scanner` (objects, places) and :mod:`governor.ltl.household_phrases`
 (actions, states); a bare proposition by :mod:`governor.ltl.mentions`.
 """
@@ -23,8 +24,9 @@ from governor.ltl import lexicon as lx
 from governor.ltl.domain import Domain
 from governor.ltl.household_phrases import action, state
 from governor.ltl.mentions import PropMatcher
+from governor.ltl.operators import Not
 from governor.ltl.scanner import NoSuchPredicate, Scanner
-from governor.ltl.syntax import Formula
+from governor.ltl.syntax import Atom, Formula
 
 _T = TypeVar("_T")
 
@@ -68,9 +70,13 @@ def lift(sentence: str, domain: Domain) -> Lifted:
     marked: list[str] = []
     phrases: list[Phrase] = []
     names: dict[Formula, str] = {}
+    last: str | None = None  # the bare proposition mentioned last ("it" in "it is not green")
     i = 0
     while i < len(toks):
-        found = mentions.match(toks, i) if mentions else None
+        found = (mentions.match(toks, i) or mentions.pronoun(toks, i, last)) if mentions else None
+        if found is not None:
+            g = found[1].arg if isinstance(found[1], Not) else found[1]
+            last = g.name if isinstance(g, Atom) else last
         found = found or _soft(lambda k: action(scan, k), i) or scan.motion(i)
         shape = "{}"
         if found is None and (st := _soft(lambda k: state(scan, k), i)) is not None:

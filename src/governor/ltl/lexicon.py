@@ -61,7 +61,8 @@ def words(sentence: str) -> list[str]:
 def tokens(sentence: str) -> list[str]:
     """:func:`words`, with commas kept and ``. ; : ! ?`` kept as ``.`` (clause boundaries)."""
     out: list[str] = []
-    low = sentence.lower().replace("’", "'").replace("-", " ")
+    low = re.sub(r"\s[-–—]+\s|[–—]", " , ", sentence.lower())  # a dash between clauses
+    low = low.replace("’", "'").replace("-", " ")
     low = re.sub(r"\bafter (?:that|which|this)\b", "afterwards", low)
     low = re.sub(r"\bre (?=enter)", "re", low)
     low = re.sub(r"\b([a-z0-9_]+)'s\b", lambda m: m[0] if m[0] in CONTRACTIONS else m[1], low)

@@ -20,43 +20,12 @@ from governor.ltl.operators import Not
 from governor.ltl.parser import atom
 from governor.ltl.syntax import Formula
 
-SKIP = frozenset(
-    [
-        "the",
-        "a",
-        "an",
-        "any",
-        "some",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "gets",
-        "get",
-        "becomes",
-        "become",
-        "has",
-        "have",
-        "had",
-        "must",
-        "should",
-        "will",
-        "would",
-        "can",
-        "may",
-        "to",
-        "always",
-        "still",
-        "also",
-        "stays",
-        "remains",
-        "keep",
-        "keeps",
-    ]
+_SKIP = (
+    "the a an any some is are was were be been being gets get becomes become has have had must"
+    " should will would can may to always still also stays remains keep keeps turns turn turned"
+    " goes went"
 )
+SKIP = frozenset(_SKIP.split())
 """Words allowed between a proposition's words."""
 MAX_SKIP = 3
 DOES = (
@@ -64,7 +33,8 @@ DOES = (
     ("is", "active"), ("is", "raised"), ("is", "triggered"), ("is", "detected"), ("is", "true"),
     ("sounds",), ("sound",), ("sounding",), ("rings",), ("ringing",), ("fires",), ("beeps",),
     ("happens",), ("happened",), ("occurs",), ("holds",), ("activates",), ("starts",),
-    ("flashes",), ("blinks",), ("is", "heard"), ("is", "seen"), ("is", "on"),
+    ("flashes",), ("blinks",), ("is", "heard"), ("is", "seen"), ("is", "on"), ("ring",), ("rang",),
+    ("blows",), ("blow",), ("beep",),
 )  # fmt: skip
 """What a one-word proposition may be said to do (longest first within a first word)."""
 IRREGULAR = {
@@ -103,11 +73,35 @@ class PropMatcher:
                 self.props.append((name, tuple(forms(w) for w in parts)))
 
     def match(self, toks: Sequence[str], i: int) -> tuple[int, Formula] | None:
-        """``(end, formula)`` of a mention starting at ``i`` (after determiners)."""
+        """``(end, formula)`` of a mention starting at ``i`` (after determiners); "without" a
+        mention negates it ("a step without a gate signal")."""
+        if i < len(toks) and toks[i] == "without":
+            found = self._match(toks, i + 1)
+            if found is not None:
+                f = found[1]
+                return found[0], f.arg if isinstance(f, Not) else Not(f)
+        return self._match(toks, i)
+
+    def pronoun(self, toks: Sequence[str], i: int, last: str | None) -> tuple[int, Formula] | None:
+        """ "it is not green" / "it does not ring" after a mention of ``light_green`` /
+        ``alarm``: the negation of the proposition named last, when a word of it (or what it
+        does) follows the negation."""
+        if last is None or toks[i : i + 1] != ["it"] or tuple(toks[i + 1 : i + 3]) not in NEGATORS:
+            return None
+        words = next(w for name, w in self.props if name == last)
+        j = i + 3
+        end = _does(toks, j)
+        if end == j and j < len(toks) and any(toks[j] in accepted for accepted in words):
+            end = j + 1
+        return (end, Not(atom(last))) if end > j else None
+
+    def _match(self, toks: Sequence[str], i: int) -> tuple[int, Formula] | None:
         for name, words in self.props:
             found = _in_order(toks, i, words)
             if found is None and len(words) > 1:
                 found = _verb_first(toks, i, words)
+            if found is None and len(words) == 2:  # "the battery is low" for low_battery
+                found = _in_order(toks, i, words[::-1])
             if found is None:
                 continue
             end, neg = found

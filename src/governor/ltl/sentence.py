@@ -4,32 +4,35 @@ Each pass rewrites the symbol list in one left-to-right sweep (linear in the sen
 
 - *eventually*: a sentence that opens with "eventually" / "at some point" lists goals in any
   order (the cue is dropped); at a clause end it adds nothing; elsewhere it is ``THEN``.
-- a trailing "each time" / "this applies every time" restates the reaction: dropped.
-- *gapping*: "do not enter B before A or C before B" becomes two clauses.
+- a trailing "each time" / "this applies every time" restates the reaction: dropped (after a
+  comma, or closing a sentence with a condition).
+- *gapping*: "do not enter B before A or C before B" becomes two clauses ("do not return to A
+  before B or to B before C" too); "nor C before B" is "do not enter C before B".
 - *anaphora*: ``REF`` ("before that", "until then", "until you do", "go there") is the last
-  placeholder of the clause before; ``WHICH`` is the placeholder just before it.
-- *list references*: a clause without a placeholder about "the previous one" / "the next one"
-  refers to the places in the order they were listed (numbered by first mention): "never enter
-  one before the previous one" becomes "do not enter P2 before P1, ... P3 before P2", and "do
-  not go back to any of them before reaching the next one" becomes "do not re-enter P1 before
-  P2, ..."; "visit all three" / "both must be visited" lists them all.
+  placeholder of the clause before; ``WHICH`` is the placeholder just before it; ``IT`` ("it
+  has to be visited") is the first placeholder of the clause before (its subject). A clause
+  opening "once you have been there," / "when done," before a place is ``THEN``.
+- *list references* (:mod:`governor.ltl.sentence_lists`): "never enter one before the previous
+  one", "visit all three" refer to the places in the order they were listed.
 - *permissions*: a clause that only allows something ("visiting B earlier is fine", "extra visits
   are allowed") adds no constraint; it is removed (and :func:`permitted` says so).
 
-Imports nothing of the project.
+Imports the list references only.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+
+from governor.ltl.sentence_lists import clauses_of, list_references
+
+__all__ = ["anaphora", "clauses_of", "gapping", "list_references", "permissions", "prepare"]
 
 _P = re.compile(r"P\d+")
 BOUNDS = frozenset({"STOP", "BUT", "COMMA", "AND"})
 _OPENERS = frozenset({"MUST", "CAN", "STOP", "COMMA"})
 _COUNT = re.compile(r"(?:LE|GE|EQ|GT|LT|N)_\d+")
-_ONCE = re.compile(r"(?:EQ|N)_1")
 
 
 def eventually(syms: list[str]) -> list[str]:
@@ -46,11 +49,20 @@ def eventually(syms: list[str]) -> list[str]:
     return out
 
 
+_CONDITIONS = frozenset({"IF", "WHENEVER", "AFTER", "WHILE"})
+
+
 def trailing_whenever(syms: list[str]) -> list[str]:
-    """A closing "each time" (after a comma or a full stop, nothing read after it) dropped."""
+    """A closing "each time" (after a comma or a full stop, or closing a conditional sentence;
+    nothing read after it) dropped."""
     out = list(syms)
+    tail = len(out)  # from here on only full stops
+    while tail and out[tail - 1] == "STOP":
+        tail -= 1
+    cond = next((i for i, s in enumerate(out) if s in _CONDITIONS), len(out))
     for i in range(len(out) - 1, 0, -1):
-        if out[i] == "WHENEVER" and out[i - 1] in ("COMMA", "STOP"):
+        closing = i + 1 >= tail and cond < i
+        if out[i] == "WHENEVER" and (out[i - 1] in ("COMMA", "STOP") or closing):
             if not any(_P.fullmatch(s) for s in out[i:]):
                 return [*out[: i - 1], *(s for s in out[i + 1 :] if s == "STOP")]
             break
@@ -58,91 +70,74 @@ def trailing_whenever(syms: list[str]) -> list[str]:
 
 
 def gapping(syms: list[str]) -> list[str]:
-    """``NOT b BEFORE a OR d BEFORE c`` -> ``NOT b BEFORE a COMMA NOT d BEFORE c``."""
+    """``NOT b BEFORE a OR d BEFORE c`` -> ``NOT b BEFORE a COMMA NOT d BEFORE c`` (``NOT AGAIN``
+    too); "nor d before c" is ``COMMA NOT d BEFORE c`` after any clause, any other "nor" ``AND``."""
     out: list[str] = []
     for i, s in enumerate(syms):
         out.append(s)
         rest = syms[i + 1 : i + 4]
         pair = len(rest) == 3 and _P.fullmatch(rest[0]) and rest[1] in ("BEFORE", "UNTIL")
-        gap = s in ("OR", "AND") and pair and _P.fullmatch(rest[2]) and len(out) >= 5
-        if gap and out[-5] == "NOT" and out[-3] in ("BEFORE", "UNTIL") and _P.fullmatch(out[-2]):
-            out[-1:] = ["COMMA", "NOT"]
+        pair = bool(pair and _P.fullmatch(rest[2]))
+        if s == "NOR":
+            out[-1:] = ["COMMA", "NOT"] if pair else ["AND"]
+            continue
+        if not (s in ("OR", "AND") and pair and len(out) >= 5):
+            continue
+        again = out[-5] == "AGAIN" and len(out) >= 6 and out[-6] == "NOT"
+        if (out[-5] == "NOT" or again) and out[-3] in ("BEFORE", "UNTIL") and _P.fullmatch(out[-2]):
+            out[-1:] = ["COMMA", "NOT", *(["AGAIN"] * again)]
+    return out
+
+
+_WINDOW = 24
+
+
+def _positive_rest(syms: list[str], i: int) -> bool:
+    """Whether the clause from ``i`` to the full stop names a place first and restricts nothing."""
+    window = syms[i : i + _WINDOW]  # bounded: the pass stays linear
+    rest = window[: window.index("STOP")] if "STOP" in window else window
+    lead = next((s for s in rest if s not in ("MUST", "THEN", "BE")), "")
+    barred = {"NOT", "UNTIL", "BEFORE", "NEXT", "ONLY"} & set(rest)
+    return bool(_P.fullmatch(lead)) and not barred and not any(_COUNT.fullmatch(s) for s in rest)
+
+
+def perfect_anaphora(syms: list[str]) -> list[str]:
+    """ "once you have been there, go to B" opening a clause is ``THEN B`` (when the clause names
+    a place and restricts nothing)."""
+    out: list[str] = []
+    i = 0
+    while i < len(syms):
+        s, nxt = syms[i], syms[i + 1] if i + 1 < len(syms) else "STOP"
+        j = i + 1 + (nxt == "PERF")
+        opens = s in ("IF", "AFTER") and (not out or out[-1] in BOUNDS)
+        if opens and syms[j : j + 2] == ["REF", "COMMA"] and _positive_rest(syms, j + 2):
+            out.append("THEN")
+            i = j + 2
+            continue
+        out.append(s)
+        i += 1
     return out
 
 
 def anaphora(syms: list[str]) -> list[str]:
-    """``REF`` -> the last placeholder before its clause; ``WHICH`` -> the one just before."""
+    """``REF`` -> the last placeholder before its clause; ``WHICH`` -> the one just before;
+    ``IT`` ("it has to be visited") -> the first of the clause before (its subject)."""
     out = list(syms)
     last: str | None = None  # last placeholder before the current clause
     here: str | None = None  # last placeholder in the current clause
+    lead: str | None = None  # first placeholder of the clause before
+    first: str | None = None  # first placeholder in the current clause
     for i, s in enumerate(syms):
         if _P.fullmatch(s):
-            here = s
+            here, first = s, first or s
+        elif s == "IT":
+            out[i] = lead or s
         elif s in BOUNDS and here is not None:
-            last, here = here, None
+            last, here, lead, first = here, None, first, None
         elif s == "REF" and last is not None:
             out[i] = last
         elif s == "WHICH" and (here or last) is not None:
             out[i] = here or last or ""
-    return out
-
-
-def clauses_of(syms: Sequence[str], bounds: Iterable[str] = ("STOP", "BUT", "COMMA")) -> list[
-    tuple[int, int]
-]:  # fmt: skip
-    """``(start, end)`` of each stretch between the ``bounds`` symbols."""
-    stops = set(bounds)
-    out, start = [], 0
-    for i, s in enumerate([*syms, "STOP"]):
-        if s in stops:
-            out.append((start, i))
-            start = i + 1
-    return out
-
-
-def _pairs(names: list[str], named: Iterable[str], again: bool) -> list[str]:
-    keep = set(named)
-    out: list[str] = []
-    for a, b in itertools.pairwise(names):
-        if again and (not keep or a in keep):
-            out += ["COMMA", "NOT", "AGAIN", a, "BEFORE", b]
-        elif not again:
-            out += ["COMMA", "NOT", b, "BEFORE", a]
-    return out[1:]
-
-
-def _list_clause(part: list[str], names: list[str]) -> list[str] | None:
-    """The explicit clauses a clause about "the previous / next one" stands for, or None."""
-    named = [s for s in part if _P.fullmatch(s)]
-    if len(names) < 2 or any(n not in names[:-1] for n in named):
-        return None
-    order = {"BEFORE", "UNTIL", "AHEAD"} & set(part)
-    first = min((part.index(s) for s in order), default=len(part))
-    if named and (not order or any(_P.fullmatch(s) for s in part[first:])):
-        return None  # its own target is named: an ordinary clause
-    strict = {"AGAIN", "STRICT", "LEAVE"} & set(part) or any(_ONCE.fullmatch(s) for s in part)
-    if strict and order:
-        return _pairs(names, named, again=True)
-    if not named and "NOT" in part and order and not any(_COUNT.fullmatch(s) for s in part):
-        return _pairs(names, (), again=False)
-    return None
-
-
-_ALL = frozenset({"ANY", "MUST", "BE", "AND", "THEN", "ALWAYS"})
-
-
-def list_references(syms: list[str], places: Iterable[str]) -> list[str]:
-    """Clauses about the listed places by their position ("the previous one") made explicit."""
-    names = sorted(set(places) & set(syms), key=syms.index)
-    out: list[str] = []
-    for start, end in clauses_of(syms):
-        part = syms[start:end]
-        sep = [syms[end]] if end < len(syms) else []
-        found = _list_clause(part, names)
-        if found is None and "ANY" in part and set(part) <= _ALL and names:
-            seen = [n for n in names if n in syms[:start]]
-            found = [x for n in seen for x in ("AND", n)][1:] or None
-        out += [*(found if found is not None else part), *sep]
     return out
 
 
@@ -171,5 +166,5 @@ def prepare(syms: list[str], places: Iterable[str]) -> tuple[list[str], bool]:
     """All the passes, in order; and whether a permission was removed."""
     syms = trailing_whenever(eventually(syms))
     syms, permitted = permissions(syms)
-    syms = anaphora(gapping(syms))
+    syms = anaphora(perfect_anaphora(gapping(syms)))
     return list_references(syms, places), permitted

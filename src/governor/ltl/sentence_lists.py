@@ -1,0 +1,80 @@
+"""List references of the sentence passes (:mod:`governor.ltl.sentence`): a clause without a
+placeholder about "the previous one" / "the next one" refers to the places in the order they
+were listed (numbered by first mention): "never enter one before the previous one" becomes "do
+not enter P2 before P1, ... P3 before P2", and "do not go back to any of them before reaching
+the next one" becomes "do not re-enter P1 before P2, ..."; "visit all three" / "both must be
+visited" / "visiting each of them again and again" lists them all (with the clause's own
+modifiers). One sweep over the clauses: linear in the sentence.
+
+Imports nothing of the project.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable, Sequence
+
+_P = re.compile(r"P\d+")
+_COUNT = re.compile(r"(?:LE|GE|EQ|GT|LT|N)_\d+")
+_ONCE = re.compile(r"(?:EQ|N)_1")
+
+
+def clauses_of(syms: Sequence[str], bounds: Iterable[str] = ("STOP", "BUT", "COMMA")) -> list[
+    tuple[int, int]
+]:  # fmt: skip
+    """``(start, end)`` of each stretch between the ``bounds`` symbols."""
+    stops = set(bounds)
+    out, start = [], 0
+    for i, s in enumerate([*syms, "STOP"]):
+        if s in stops:
+            out.append((start, i))
+            start = i + 1
+    return out
+
+
+def _pairs(names: list[str], named: Iterable[str], again: bool) -> list[str]:
+    keep = set(named)
+    out: list[str] = []
+    for a, b in itertools.pairwise(names):
+        if again and (not keep or a in keep):
+            out += ["COMMA", "NOT", "AGAIN", a, "BEFORE", b]
+        elif not again:
+            out += ["COMMA", "NOT", b, "BEFORE", a]
+    return out[1:]
+
+
+def _list_clause(part: list[str], names: list[str]) -> list[str] | None:
+    """The explicit clauses a clause about "the previous / next one" stands for, or None."""
+    named = [s for s in part if _P.fullmatch(s)]
+    if len(names) < 2 or any(n not in names[:-1] for n in named):
+        return None
+    order = {"BEFORE", "UNTIL", "AHEAD"} & set(part)
+    first = min((part.index(s) for s in order), default=len(part))
+    if named and (not order or any(_P.fullmatch(s) for s in part[first:])):
+        return None  # its own target is named: an ordinary clause
+    strict = {"AGAIN", "STRICT", "LEAVE"} & set(part) or any(_ONCE.fullmatch(s) for s in part)
+    if strict and order:
+        return _pairs(names, named, again=True)
+    if not named and "NOT" in part and order and not any(_COUNT.fullmatch(s) for s in part):
+        return _pairs(names, (), again=False)
+    return None
+
+
+_ALL = frozenset({"ANY", "MUST", "BE", "AND", "THEN", "ALWAYS", "REPEAT"})
+
+
+def list_references(syms: list[str], places: Iterable[str]) -> list[str]:
+    """Clauses about the listed places by their position ("the previous one") made explicit."""
+    names = sorted(set(places) & set(syms), key=syms.index)
+    out: list[str] = []
+    for start, end in clauses_of(syms):
+        part = syms[start:end]
+        sep = [syms[end]] if end < len(syms) else []
+        found = _list_clause(part, names)
+        if found is None and "ANY" in part and set(part) <= _ALL and names:
+            seen = [n for n in names if n in syms[:start]]
+            found = [x for n in seen for x in ("AND", n)][1:] or None
+            found = found and [*found, *(["REPEAT"] if "REPEAT" in part else [])]
+        out += [*(found if found is not None else part), *sep]
+    return out
