@@ -65,6 +65,25 @@ class Verdict:
     ``lookahead_failure``); the arbiter names that cause when every rejection carries it."""
 
     def __post_init__(self) -> None:
+        # the common case, decided from exact types alone (a verdict it does not settle, e.g. an
+        # int deviation or an error, gets the full validation below, which raises as before)
+        margin = self.margin
+        if (
+            type(self.constraint) is str
+            and type(self.admissible) is bool
+            and type(self.severity) is Severity
+            and type(self.deviation) is float
+            and type(self.confidence) is float
+            and 0.0 <= self.deviation < math.inf
+            and 0.0 <= self.confidence <= 1.0
+            and (margin is None or (type(margin) is float and margin == margin))
+            and self.error is None
+            and self.cause is None
+        ):
+            return
+        self._validate()
+
+    def _validate(self) -> None:
         if not isinstance(self.constraint, str):
             raise ValueError(
                 f"verdict constraint: expected a name (str), found {self.constraint!r}"

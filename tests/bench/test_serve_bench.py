@@ -30,12 +30,32 @@ def test_bench_serve_writes_json_and_plot(
         assert r["accepted"] == 1.0  # the stub's fixed reply passes every check set
         assert r["upstream_calls_per_turn"] == 1.0
         assert r["upstream_calls_per_accepted_turn"] == 1.0
-    assert result["checks_per_s"] > 0
+    assert result["checks_per_s"] > 0 and result["commits_per_s"] > 0
+    assert result["config"]["store"] == "sqlite"  # the default: sessions in a SQLite file
     assert png.stat().st_size > 1000
     printed = capsys.readouterr().out
     assert "decisions per second" in printed and "calls/turn" in printed
+    assert "sqlite store" in printed
+
+
+def test_bench_serve_stub_runs_in_its_own_process_and_counts_calls() -> None:
+    import os
+
+    import httpx
+
+    from governor.bench.serve_stub import Stub
+
+    with Stub(0.0) as stub:
+        body = {"model": "stub", "messages": [{"role": "user", "content": "hi"}], "n": 2}
+        answer = httpx.post(f"{stub.url}/chat/completions", json=body, timeout=10).json()
+        assert len(answer["choices"]) == 2 and stub.calls == 1
+        assert stub._process.pid != os.getpid()
+        assert httpx.get(f"{stub.url}/models", timeout=10).status_code == 200
+        assert stub.calls == 1  # only chat completions are counted
+    assert not stub._process.is_alive()
 
 
 def test_bench_serve_refuses_bad_levels() -> None:
     assert main(["bench", "serve", "--concurrency", "0,8"]) == 2
     assert main(["bench", "serve", "--requests", "0"]) == 2
+    assert main(["bench", "serve", "--store", "postgres"]) == 2

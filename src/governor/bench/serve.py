@@ -1,25 +1,32 @@
 """`governor bench serve`: the latency the guard service adds in front of a model.
 
 Measured the way NeMo Guardrails measured theirs: an upstream stub that answers a fixed chat
-completion after a fixed latency (default 50 ms; an asyncio HTTP server on 127.0.0.1 in a
-thread), and the same request driven directly to the stub and through ``governor serve`` (the
-app of :func:`governor.serve.create_app` under uvicorn on a free loopback port, in a thread, over
-an in-memory store) by an async httpx client in a process of its own at each concurrency. Each governed request is a
-new session (no session lock is shared). Three check sets: ``overlays`` (the shipped small-talk
+completion after a fixed latency (default 50 ms; an asyncio HTTP server on 127.0.0.1 in a process
+of its own, :mod:`.serve_stub`), and the same request driven directly to the stub and through
+``governor serve`` (the app of :func:`governor.serve.create_app` under uvicorn on a free loopback
+port, in a thread of this process) by a lean HTTP/1.1 client in a third process
+(:mod:`.serve_client`) at each concurrency, so that neither the stub nor the load generator takes
+the service's CPU. Each governed request is a new session (no session lock is shared). Three check sets: ``overlays`` (the shipped small-talk
 overlays on a text reply), ``ltl`` (ten LTL rules over eight tool propositions, on a tool-call
-reply) and ``both`` (overlays and the ten rules on a text reply). Per row: the p50 and p99 of
+reply) and ``both`` (overlays and the ten rules on a text reply). Sessions are kept in SQLite
+(``--store sqlite``, the default: a file in a temporary folder, as ``governor serve`` keeps them)
+or in memory (``--store memory``). Per row: the p50 and p99 of
 governor's latency minus the same percentile of the direct latency at that concurrency; the p50
 of the guard's own time inside the step (the reply's ``latency_ms`` total minus its upstream
 ``propose`` stage: checks, bookkeeping, the store); the throughput through governor; and the
 upstream calls per turn counted at the stub (1 when every turn is accepted at once; a turn is
-accepted when it executed the first proposal). Then ``/v1/checks`` (no upstream) in decisions per second. Everything
-stays on the loopback interface and is bounded in requests per cell and seconds per cell.
+accepted when it executed the first proposal). Then ``/v1/checks`` (no upstream, the ``both``
+set) in decisions per second: check-only on one session per request in flight
+(``checks_per_s``), and check-and-commit, each on a new session whose decision is written to the
+store (``commits_per_s``). Everything stays on the loopback interface and is bounded in requests
+per cell and seconds per cell.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,16 +34,16 @@ from typing import Any
 
 from rich.console import Console
 
-from governor.bench.serve_load import Driver, cell, checks_per_second
+from governor.bench.serve_load import Driver, cell, checks_per_second, commits_per_second
 from governor.bench.serve_setup import CHECK_SETS, bench_policy
 from governor.bench.serve_stub import Stub
 from governor.config import check_range, option
 from governor.errors import ConfigError, expected
 from governor.files import write_json
 from governor.flags import Subcommands, add_dataclass_args, dataclass_from_args
-from governor.guard import Guard, MemoryStore
+from governor.guard import Guard, MemoryStore, SessionStore, SqliteStore
 
-"""The most seconds one cell (one check set, one concurrency, one target) may run."""
+STORES = ("sqlite", "memory")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,8 +54,11 @@ class ServeBenchConfig:
     concurrency: str = option("1,8,32,64", "comma-separated numbers of requests in flight")
     latency_ms: float = option(50.0, "the upstream stub's fixed latency in milliseconds")
     quick: bool = option(False, "leave out concurrency 64")
+    store: str = option("sqlite", "session store: sqlite (a file in a temporary folder) or memory")
 
     def __post_init__(self) -> None:
+        if self.store not in STORES:
+            raise ConfigError(f"store: {expected(' or '.join(STORES), self.store)}")
         check_range("requests", self.requests, 1, 100_000)
         check_range("latency_ms", self.latency_ms, 0, 10_000)
         concurrencies(self.concurrency)
@@ -69,37 +79,44 @@ def concurrencies(text: str) -> list[int]:
     return out
 
 
-# ---------------------------------------------------------------------------- the upstream stub
-
-
-# ---------------------------------------------------------------------------- the service
-
-
-# ---------------------------------------------------------------------------- the driver
+def _store(kind: str, folder: str, checks: str) -> SessionStore:
+    return SqliteStore(Path(folder) / f"{checks}.db") if kind == "sqlite" else MemoryStore()
 
 
 def run(cfg: ServeBenchConfig) -> dict[str, Any]:
-    """``{"config", "rows": [...], "checks_per_s"}`` (see the module doc)."""
+    """``{"config", "rows": [...], "checks_per_s", "commits_per_s"}`` (see the module doc)."""
     from governor.serve import create_app  # the [serve] extra: only when the bench runs
     from governor.serve.local import serving
 
     rows: list[dict[str, Any]] = []
     tag = f"{time.time_ns():x}"
-    checks_rate = 0.0
-    with Stub(cfg.latency_ms / 1000.0) as stub, Driver() as driver:
+    checks_rate = commits_rate = 0.0
+    with (
+        tempfile.TemporaryDirectory(prefix="governor-bench-serve-") as folder,
+        Stub(cfg.latency_ms / 1000.0) as stub,
+        Driver() as driver,
+    ):
         for checks in CHECK_SETS:
-            guard = Guard.from_policy(bench_policy(checks, stub.url), store=MemoryStore())
+            store = _store(cfg.store, folder, checks)
+            guard = Guard.from_policy(bench_policy(checks, stub.url), store=store)
             try:
                 with serving(create_app(guard)) as base:
                     for c in cfg.levels():
                         rows.append(cell(driver, stub, base, checks, c, cfg.requests, tag))
                     if checks == "both":
                         checks_rate = checks_per_second(driver, base, cfg.requests)
+                        commits_rate = commits_per_second(driver, base, cfg.requests, tag)
             finally:
+                guard.close()
                 close = getattr(guard.backend, "close", None)
                 if close is not None:
                     close()
-    return {"config": dataclasses.asdict(cfg), "rows": rows, "checks_per_s": checks_rate}
+    return {
+        "config": dataclasses.asdict(cfg),
+        "rows": rows,
+        "checks_per_s": checks_rate,
+        "commits_per_s": commits_rate,
+    }
 
 
 def table_lines(result: dict[str, Any]) -> Iterator[list[str]]:
@@ -182,13 +199,17 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
             f"bench serve: expected the [serve] extra (pip install -e '.[serve]' in the governor checkout), found {exc}"
         ) from None
     result = run(dataclass_from_args(ServeBenchConfig, args))
-    latency = result["config"]["latency_ms"]
+    cfg = result["config"]
     print_table(
         console,
-        f"added latency, {latency:g} ms upstream, {result['config']['requests']} requests/cell",
+        f"added latency, {cfg['latency_ms']:g} ms upstream, {cfg['requests']} requests/cell,"
+        f" {cfg['store']} store",
         list(table_lines(result)),
     )
-    console.print(f"/v1/checks (no upstream): {result['checks_per_s']:.0f} decisions per second")
+    console.print(
+        f"/v1/checks (no upstream): {result['checks_per_s']:.0f} decisions per second check-only,"
+        f" {result['commits_per_s']:.0f} with commit (each stored)"
+    )
     if args.json is not None:
         write_json(args.json, result)
     if args.plot is not None:

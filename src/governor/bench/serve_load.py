@@ -1,5 +1,5 @@
 """The driver of `governor bench serve`: the service served on a loopback port, requests driven
-at a concurrency by an async httpx client, and the cells measured from them (latency percentiles,
+at a concurrency by a lean HTTP/1.1 client (:mod:`.serve_client`), and the cells measured from them (latency percentiles,
 throughput, upstream calls per turn, `/v1/checks` decisions per second).
 
 The client runs in a process of its own (:class:`Driver`), as a load generator does: in the
@@ -9,67 +9,54 @@ service time."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import multiprocessing
 import statistics
-import time
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
+from governor.bench.serve_client import encoded, run_batch
 from governor.bench.serve_setup import CELL_SECONDS, TEXT_REPLY, USER_TEXT, request_body
 from governor.bench.serve_stub import Stub
 from governor.errors import ConfigError
 
 
 async def drive(
-    url: str, bodies: list[dict[str, Any]], concurrency: int, *, warmup: int
+    url: str,
+    bodies: list[dict[str, Any]],
+    concurrency: int,
+    *,
+    warmup: int,
+    read_answers: bool = True,
 ) -> dict[str, Any]:
     """POST each body to ``url`` with ``concurrency`` in flight (after ``warmup`` untimed ones);
-    the latencies (ms), the seconds, the governor fields of the answers."""
-    import httpx
-
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    latencies: list[float] = []
-    answers: list[dict[str, Any]] = []
-    failures: list[str] = []
-    async with httpx.AsyncClient(limits=limits, timeout=30.0) as client:
-
-        async def one(body: dict[str, Any], keep: bool) -> None:
-            start = time.perf_counter()
-            try:
-                response = await client.post(url, json=body)
-            except httpx.HTTPError as exc:
-                failures.append(f"{type(exc).__name__}: {exc}")
-                return
-            elapsed = 1000.0 * (time.perf_counter() - start)
-            if response.status_code != 200:
-                failures.append(f"{response.status_code}: {response.text[:200]}")
-                return
-            if keep:
-                latencies.append(elapsed)
-                answers.append(response.json().get("governor") or {})
-
-        async def worker(queue: list[dict[str, Any]], keep: bool, deadline: float) -> None:
-            while queue and time.monotonic() < deadline:
-                await one(queue.pop(), keep)
-
-        async def run(batch: list[dict[str, Any]], keep: bool) -> float:
-            queue = list(reversed(batch))
-            deadline = time.monotonic() + CELL_SECONDS
-            start = time.perf_counter()
-            await asyncio.gather(*(worker(queue, keep, deadline) for _ in range(concurrency)))
-            return time.perf_counter() - start
-
-        await run(bodies[:warmup], False)
-        seconds = await run(bodies[warmup:], True)
-    if failures:
-        raise ConfigError(f"bench serve: {len(failures)} requests failed, first: {failures[0]}")
-    return {"latencies": latencies, "seconds": seconds, "answers": answers}
+    the latencies (ms), the seconds, the governor fields of the answers (``read_answers``)."""
+    requests = [encoded(url, body) for body in bodies]
+    for batch, keep in ((requests[:warmup], False), (requests[warmup:], True)):
+        run = await run_batch(
+            url,
+            batch,
+            concurrency,
+            keep=keep,
+            read_answers=read_answers,
+            deadline_s=CELL_SECONDS,
+        )
+        if run.failures:
+            found = f"{len(run.failures)} requests failed, first: {run.failures[0]}"
+            raise ConfigError(f"bench serve: expected every request answered, found {found}")
+    return {"latencies": run.latencies, "seconds": run.seconds, "answers": run.answers}
 
 
 def _drive_here(
-    url: str, bodies: list[dict[str, Any]], concurrency: int, warmup: int
+    url: str, bodies: list[dict[str, Any]], concurrency: int, warmup: int, read_answers: bool
 ) -> dict[str, Any]:
-    return asyncio.run(drive(url, bodies, concurrency, warmup=warmup))
+    runner: Callable[[Coroutine[Any, Any, dict[str, Any]]], dict[str, Any]] = asyncio.run
+    with contextlib.suppress(ImportError):  # the load generator must not be the limit
+        import uvloop
+
+        runner = uvloop.run
+    return runner(drive(url, bodies, concurrency, warmup=warmup, read_answers=read_answers))
 
 
 class Driver:
@@ -83,10 +70,17 @@ class Driver:
         self._pool.shutdown(wait=True)
 
     def drive(
-        self, url: str, bodies: list[dict[str, Any]], concurrency: int, *, warmup: int
+        self,
+        url: str,
+        bodies: list[dict[str, Any]],
+        concurrency: int,
+        *,
+        warmup: int,
+        read_answers: bool = True,
     ) -> dict[str, Any]:
         """:func:`drive`, in the driver's process."""
-        return self._pool.submit(_drive_here, url, bodies, concurrency, warmup).result()
+        job = self._pool.submit(_drive_here, url, bodies, concurrency, warmup, read_answers)
+        return job.result()
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -161,5 +155,28 @@ def checks_per_second(driver: Driver, base: str, requests: int, concurrency: int
         for i in range(min(concurrency, requests) + requests)
     ]
     warmup = min(concurrency, requests)
-    result = driver.drive(f"{base}/v1/checks", bodies, concurrency, warmup=warmup)
+    result = driver.drive(
+        f"{base}/v1/checks", bodies, concurrency, warmup=warmup, read_answers=False
+    )
+    return len(result["latencies"]) / result["seconds"]
+
+
+def commits_per_second(
+    driver: Driver, base: str, requests: int, tag: str, concurrency: int = 8
+) -> float:
+    """Decisions per second on ``/v1/checks`` with ``commit``: a text candidate after one user
+    message, each on a new session, so each decision is judged and written to the store."""
+    bodies = [
+        {
+            "session": f"commits-{tag}-{i}",
+            "candidate": TEXT_REPLY,
+            "messages": [{"role": "user", "content": USER_TEXT}],
+            "commit": True,
+        }
+        for i in range(min(concurrency, requests) + requests)
+    ]
+    warmup = min(concurrency, requests)
+    result = driver.drive(
+        f"{base}/v1/checks", bodies, concurrency, warmup=warmup, read_answers=False
+    )
     return len(result["latencies"]) / result["seconds"]

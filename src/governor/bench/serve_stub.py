@@ -1,12 +1,18 @@
 """The upstream stub of `governor bench serve`: an asyncio HTTP server on 127.0.0.1 that answers
 a fixed chat completion (text, or a tool call when tools are offered) after a fixed latency, and
-counts the calls it gets. Imports nothing of governor but the bench's constants."""
+counts the calls it gets. It runs in a process of its own, as a model server does: in the
+service's process its work would take the service's interpreter lock and be measured as guard
+time. Imports nothing of governor but the bench's constants."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-import threading
+import multiprocessing
+import queue
+from collections.abc import Callable, Coroutine
+from multiprocessing.queues import Queue
 from typing import Any
 
 from governor.bench.serve_setup import TEXT_REPLY
@@ -38,48 +44,69 @@ def _completion(body: dict[str, Any]) -> dict[str, Any]:
 
 class Stub:
     """An OpenAI-compatible chat endpoint on 127.0.0.1 answering after ``latency_s`` (HTTP/1.1,
-    keep-alive; its own event loop in a thread). ``calls`` counts chat completions answered."""
+    keep-alive), served by a process of its own. ``calls`` counts chat completions answered."""
 
     def __init__(self, latency_s: float) -> None:
         self.latency_s = latency_s
-        self.calls = 0
         self.port = 0
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._stop: asyncio.Event | None = None
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        context = multiprocessing.get_context("spawn")
+        self._calls = context.Value("q", 0)
+        self._stop = context.Event()
+        self._ports: Queue[int] = context.Queue()
+        self._process = context.Process(
+            target=_serve_process,
+            args=(latency_s, self._calls, self._stop, self._ports),
+            daemon=True,
+        )
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    @property
+    def calls(self) -> int:
+        """Chat completions answered so far."""
+        with self._calls.get_lock():
+            return int(self._calls.value)
+
     def __enter__(self) -> Stub:
-        self._thread.start()
-        if not self._ready.wait(10):
-            raise RuntimeError("the upstream stub did not start")
+        self._process.start()
+        try:
+            self.port = self._ports.get(timeout=30)
+        except queue.Empty:
+            self.__exit__()
+            raise RuntimeError("the upstream stub did not start within 30 s") from None
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._stop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(10)
+        self._stop.set()
+        self._process.join(10)
+        if self._process.is_alive():
+            self._process.kill()
+            self._process.join(5)
 
-    def _run(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        self._loop.run_until_complete(self._main())
-        pending = asyncio.all_tasks(self._loop)  # connections still open: closed here
-        for task in pending:
-            task.cancel()
-        self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-        self._loop.close()
 
-    async def _main(self) -> None:
-        self._stop = asyncio.Event()
+def _serve_process(latency_s: float, calls: Any, stop: Any, ports: Any) -> None:
+    """The stub's process: serve until ``stop`` is set (on uvloop when installed)."""
+    runner: Callable[[Coroutine[Any, Any, None]], None] = asyncio.run
+    with contextlib.suppress(ImportError):
+        import uvloop
+
+        runner = uvloop.run
+    runner(_StubServer(latency_s, calls).main(stop, ports))
+
+
+class _StubServer:
+    def __init__(self, latency_s: float, calls: Any) -> None:
+        self.latency_s = latency_s
+        self.calls = calls
+
+    async def main(self, stop: Any, ports: Any) -> None:
         server = await asyncio.start_server(self._serve, "127.0.0.1", 0, backlog=1024)
-        self.port = server.sockets[0].getsockname()[1]
-        self._ready.set()
+        ports.put(server.sockets[0].getsockname()[1])
         async with server:
-            await self._stop.wait()
+            while not stop.is_set():
+                await asyncio.sleep(0.05)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -94,7 +121,8 @@ class Stub:
                 raw = await reader.readexactly(int(headers.get("content-length") or 0))
                 if method == "POST" and path.endswith("/chat/completions"):
                     await asyncio.sleep(self.latency_s)
-                    self.calls += 1
+                    with self.calls.get_lock():
+                        self.calls.value += 1
                     status, body = "200 OK", _completion(json.loads(raw))
                 elif path.endswith("/models"):
                     status, body = "200 OK", {"object": "list", "data": [{"id": "stub"}]}

@@ -1,6 +1,8 @@
 """The ``governor policy`` commands: ``check`` validates a guard policy file and says, in English,
 what it will enforce (each LTL rule's text, formula and reading, the propositions, the overlays,
-the checks, the fallbacks and the bounds). A bad file ends in one error line and exit status 2.
+the checks, the fallbacks and the bounds; with a supervision section also the modes, the mode
+graph, the mode rules in English, the selection, the gating rules, the protective overrides and
+the refusal cooldown). A bad file ends in one error line and exit status 2.
 """
 
 from __future__ import annotations
@@ -12,9 +14,12 @@ from typing import Any
 from rich.console import Console
 
 from governor.guard.policy import GuardPolicy, load_policy
+from governor.guard.supervision_spec import OverrideSpec, SupervisionSpec
 from governor.guard.tools import ANY_TOOL, SumProp, ToolProp, UserProp
 from governor.ltl.domain import Domain
 from governor.ltl.english import english
+from governor.ltl.parser import parse
+from governor.supervision import mode_atom
 
 
 def add_policy_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -76,6 +81,74 @@ def describe(policy: GuardPolicy) -> list[str]:
     where = f"{up.model} at {up.base_url}" if up.base_url and up.model else "not configured"
     key = f", API key from ${up.api_key_env}" if up.api_key_env else ""
     lines.append(f"Upstream: {where}{key}")
+    if policy.supervision is not None:
+        lines += ["", *supervision_lines(policy.supervision, policy)]
+    return lines
+
+
+def _override(o: OverrideSpec) -> str:
+    to = f" to {o.mode}" if o.mode else ""
+    if o.kind == "threshold":
+        when = f"when {o.when}"
+    elif o.kind == "escalating_affect":
+        p = {"feature": "user_affect", "window": 3, "drop": 0.5, "below": -0.5, **o.params}
+        when = (f"when {p['feature']} fell by {p['drop']:g} or more within {p['window']:g}"
+                f" step(s) and is below {p['below']:g}")  # fmt: skip
+    else:
+        p = {"repeats": 3, "similarity": 0.5, **o.params}
+        when = (f"when the user's last {p['repeats']:g} turns say the same thing"
+                f" (word overlap >= {p['similarity']:g})")  # fmt: skip
+    return f"  {o.name}: {o.action.replace('_', ' ')}{to} {when}"
+
+
+def supervision_lines(spec: SupervisionSpec, policy: GuardPolicy) -> list[str]:
+    """The supervision section in English: modes, graph, rules, selection, gate, overrides."""
+    entries = ", ".join(spec.entries or (spec.initial,))
+    lines = [f"Supervision: {len(spec.modes)} mode(s); starts in {spec.initial};"
+             f" an interaction may start in {entries}"]  # fmt: skip
+    for m in spec.modes:
+        how = "says its fixed text, no model" if m.silent else (
+            f"prompt: {m.system_prompt or policy.upstream.system_prompt or 'none'}")  # fmt: skip
+        own = f"; own LTL rules: {', '.join(r.name for r in m.ltl)}" if m.ltl else ""
+        lines += [
+            f"  {m.name}: {m.description or 'no description'}",
+            f"    {how}",
+            f"    overlays: {m.overlays_from or 'none'}{own}; fallback: {m.fallbacks['default']}",
+        ]
+    lines.append("Mode graph (staying in a mode is always allowed):")
+    for m in spec.modes:
+        after = ", ".join(spec.edges.get(m.name, ())) or "no other mode"
+        lines.append(f"  after {m.name}: {after}")
+    if spec.safe_mode:
+        lines.append(f"  safe mode (when no ranked mode is admissible): {spec.safe_mode}")
+    domain = Domain.of(
+        "supervision", [*(mode_atom(m.name) for m in spec.modes), *spec.propositions]
+    )
+    lines.append(f"Mode rules ({len(spec.rules)}), checked before every mode is chosen:")
+    for name, text, formula in spec.rules:
+        f = parse(formula)
+        lines += [f"  {name}: {text}", f"    formula: {f}", f"    reads:   {english(f, domain)}"]
+    if spec.propositions:
+        lines.append(
+            "State propositions: " + "; ".join(f"{k}: {v}" for k, v in spec.propositions.items())
+        )
+    choices = "; ".join(f"{mode} when {when}" for when, mode in spec.choices)
+    lines.append(f"Selection: {choices + '; ' if choices else ''}otherwise stay, else"
+                 f" {spec.default_mode or spec.initial}")  # fmt: skip
+    if spec.max_steps:
+        lines.append(
+            "  at most: " + ", ".join(f"{k} {v} step(s)" for k, v in spec.max_steps.items())
+        )
+    lines.append(f"Classifiers on user input: {', '.join(spec.classifiers) or 'none'}")
+    gate = [f"  {g.name}: engage only while {g.condition}" + (" (and end when it stops)" if g.sustain else "")
+            for g in spec.gating]  # fmt: skip
+    lines += ["Gating rules:" if gate else "Gating rules: none", *gate]
+    lines += ["Protective overrides:" if spec.overrides else "Protective overrides: none"]
+    lines += [_override(o) for o in spec.overrides]
+    c = spec.config
+    lines.append(
+        f"Refusals: after {c.max_refusals} in a row, no prompting for {c.cooldown_steps} step(s)"
+    )
     return lines
 
 

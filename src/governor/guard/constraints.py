@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from governor.core import Constraint, Step, Trajectory, Verdict
-from governor.guard.messages import Reply, messages_of
+from governor.guard.messages import Message, Reply, messages_of
 from governor.guard.policy import Checks, GuardPolicy, LTLRule
 from governor.guard.tools import Vocabulary
 from governor.ltl.constraint import LTLConstraint
@@ -39,6 +39,10 @@ class ToolMonitorState:
     sums: Mapping[str, float] = dataclasses.field(default_factory=dict)
 
 
+WHAT_IF_LIMIT = 4096
+"""Memoised what-if verdicts a rule keeps (emptied when full)."""
+
+
 def _no_labels(observation: Any) -> frozenset[str]:
     return frozenset()
 
@@ -46,6 +50,13 @@ def _no_labels(observation: Any) -> frozenset[str]:
 def _group_allows(checks: Checks, action: Any, name: str, group: str) -> bool:
     where = "tool_calls" if isinstance(action, Reply) and action.is_tool_call else "assistant"
     return checks.runs(where, name, group)
+
+
+_DIALOGUES: dict[int, tuple[tuple[Message, ...], Dialogue]] = {}
+"""The dialogues of recently judged conversations, by the id of their message tuple (each entry
+holds that tuple, so the id is not reused while the entry lives); every overlay of a check reads
+the same one."""
+_DIALOGUES_LIMIT = 64
 
 
 class ToolLTLConstraint(LTLConstraint):
@@ -58,6 +69,7 @@ class ToolLTLConstraint(LTLConstraint):
         super().__init__(
             [(rule.name, rule.text, rule.formula)], self._predict, _no_labels, name=rule.name
         )
+        self._what_if: dict[tuple[Any, ...], Verdict] = {}
 
     # The memory is a ToolMonitorState (the monitors' state plus the sums); ``_state`` unwraps it
     # for the inherited check, so these two overrides widen what the base class keeps.
@@ -86,7 +98,15 @@ class ToolLTLConstraint(LTLConstraint):
     def check(self, traj: Trajectory, action: Any) -> Verdict:
         if not _group_allows(self.checks, action, self.name, "ltl"):
             return Verdict.allow(self.name)
-        verdict = super().check(traj, action)
+        # the monitors' verdict is a function of their state and the predicted labels: memoised
+        state = self.memory(traj).monitors
+        key = (state.formulas, state.verdicts, state.labels, self._predict(traj, action))
+        verdict = self._what_if.get(key)
+        if verdict is None:
+            verdict = super().check(traj, action)
+            if len(self._what_if) >= WHAT_IF_LIMIT:
+                self._what_if.clear()
+            self._what_if[key] = verdict
         if verdict.admissible or not isinstance(action, Reply):
             return verdict
         what = "the tool call" if action.is_tool_call else "the reply"
@@ -101,12 +121,19 @@ class ToolLTLConstraint(LTLConstraint):
 
 
 def dialogue_of(traj: Trajectory) -> Dialogue:
-    """The user and assistant text turns of the conversation before the candidate."""
-    return tuple(
-        Turn(m.role, m.content)
-        for m in messages_of(traj.observation)
-        if m.role in ("user", "assistant") and m.content
+    """The user and assistant text turns of the conversation before the candidate (built once per
+    conversation: the overlays of a check share it)."""
+    messages = messages_of(traj.observation)
+    hit = _DIALOGUES.get(id(messages))
+    if hit is not None and hit[0] is messages:
+        return hit[1]
+    dialogue = tuple(
+        Turn(m.role, m.content) for m in messages if m.role in ("user", "assistant") and m.content
     )
+    if len(_DIALOGUES) >= _DIALOGUES_LIMIT:
+        _DIALOGUES.clear()
+    _DIALOGUES[id(messages)] = (messages, dialogue)
+    return dialogue
 
 
 class TextOverlayConstraint(OverlayConstraint):

@@ -5,8 +5,11 @@ conversation.
 upstream as base policy, the policy's LTL rules and overlays as constraints, its fallback texts,
 its bounds); ``guard.session(id)`` gives the session of that id (the same object for the same id,
 so its lock is shared); ``await guard.reset(id)`` forgets a session's trajectory (for the
-service's operators). The CLI and the service use this same facade. Imports the backends, the
-observer, and the guard's policy, constraints, fallback, upstream, session, state and store.
+service's operators). With a supervision section in the policy, the guard also builds the
+supervisor and one observer per mode (:mod:`.supervision`); its own observer then holds every
+mode's constraints, so that each executed action advances every LTL rule. The CLI and the
+service use this same facade. Imports the backends, the observer, and the guard's policy,
+constraints, fallback, upstream, session, state, store and supervision.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from governor.guard.fallback import GuardFallback
 from governor.guard.policy import GuardPolicy, load_policy
 from governor.guard.session import GuardSession
 from governor.guard.store import MemoryStore, SessionStore
+from governor.guard.supervision import GuardSupervision
 from governor.guard.upstream import UpstreamPolicy
 from governor.observer import Observer
 
@@ -58,9 +62,10 @@ class Guard:
             max_tokens=up.max_tokens,
         )
         rules = {r.name: r.text for r in policy.ltl}
+        self.supervision = None if policy.supervision is None else GuardSupervision(policy, backend)
         self.observer = Observer(
             upstream,
-            guard_constraints(policy),
+            guard_constraints(policy) if self.supervision is None else self.supervision.constraints,
             GuardFallback(policy.fallbacks, rules),
             config=policy.observer,
         )
@@ -109,7 +114,12 @@ class Guard:
             found = self._sessions.get(session_id)
             if found is None:
                 found = GuardSession(
-                    session_id, self.observer, self.store, self.policy.fallbacks, self.executor
+                    session_id,
+                    self.observer,
+                    self.store,
+                    self.policy.fallbacks,
+                    self.executor,
+                    self.supervision,
                 )
                 self._sessions[session_id] = found
             return found

@@ -5,47 +5,53 @@ A policy file (every section optional except ``fallbacks.default`` where fallbac
     upstream:    {base_url, model, api_key_env, timeout_s, max_retries, temperature, max_tokens,
                   system_prompt}
     observer:    {n_candidates, max_regenerations, time_budget_s, stop_on_repeat}
-    overlays:    smalltalk | none | path/relative/to/the/policy.yaml
+    overlays:    smalltalk | demand | none | path/relative/to/the/policy.yaml
     propositions: {name: {tool: ...} | {sum: ...} | {user: ...}}    (see governor.guard.tools)
     ltl:         [{name, text, formula, verified}]
     fallbacks:   {default: text, tool_refused: "... {constraint} ... {reason}", check_failed: text}
     checks:      {user: [], assistant: [overlays, ltl], tool_calls: [ltl]}
+    supervision: {modes, graph, rules, gating, overrides, ...}  (see .policy_supervision)
 
 Errors name the file, the path inside it (``policy.yaml: ltl[2].formula``), what was expected and
-what was found; unknown keys are errors. A formula may use only declared propositions.
-Imports the config, the error tree, the files helpers, the LTL parser, the overlay loader and the
-guard's tools vocabulary.
+what was found; unknown keys are errors. A formula may use only declared propositions. With a
+supervision section, ``checks.user`` names the state classifiers that read the user's input
+(default: every shipped one that needs no setting); without one it must stay empty. Imports the
+config, the error tree, the files helpers, the guard's policy parts, schema helpers, supervision
+section reader and tools vocabulary.
 """
 
 from __future__ import annotations
 
 import os
-import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from governor.config import BackendConfig, ObserverConfig, from_mapping
-from governor.errors import ConfigError, GovernorError, expected
+from governor.errors import ConfigError, expected
 from governor.files import load_mapping
-from governor.guard.policy_schema import At, boolean, mapping, names, number, optional_text, text
+from governor.guard.policy_parts import (
+    DEFAULT_FALLBACKS,
+    LTLRule,
+    fallback_texts,
+    ltl_rules,
+    overlay_set,
+)
+from governor.guard.policy_schema import At, mapping, names, number, optional_text
+from governor.guard.policy_supervision import classifier_names, supervision_from
+from governor.guard.supervision_spec import SupervisionSpec
 from governor.guard.tools import Vocabulary, proposition_from
-from governor.ltl.parser import parse
-from governor.ltl.syntax import KEYWORDS, NAME, Formula
-from governor.overlays.loader import DEFAULT_OVERLAYS, load_overlays
+from governor.ltl.syntax import KEYWORDS, NAME
 from governor.overlays.rules import Overlay
 
-SECTIONS = ("upstream", "observer", "overlays", "propositions", "ltl", "fallbacks", "checks")
+__all__ = ["DEFAULT_FALLBACKS", "Checks", "GuardPolicy", "LTLRule", "Upstream", "load_policy",
+           "policy_from_mapping"]  # fmt: skip
+
+SECTIONS = ("upstream", "observer", "overlays", "propositions", "ltl", "fallbacks", "checks",
+            "supervision")  # fmt: skip
 OBSERVER_KEYS = ("n_candidates", "max_regenerations", "time_budget_s", "stop_on_repeat")
-FALLBACK_KEYS = ("default", "tool_refused", "check_failed")
-TEMPLATE_FIELDS = frozenset({"constraint", "reason"})
 CHECK_GROUPS = ("overlays", "ltl")
-DEFAULT_FALLBACKS: Mapping[str, str] = {
-    "default": "Sorry, I can't help with that.",
-    "tool_refused": 'I did not run that action: it would break the rule "{constraint}".',
-    "check_failed": "Sorry, something went wrong on my side; I did not do anything.",
-}
 
 
 @dataclass(frozen=True)
@@ -75,16 +81,6 @@ class Upstream:
 
 
 @dataclass(frozen=True)
-class LTLRule:
-    """One natural-language constraint and its formula over the policy's propositions."""
-
-    name: str
-    text: str
-    formula: Formula
-    verified: bool = False
-
-
-@dataclass(frozen=True)
 class Checks:
     """Which checks judge the user's input, a text reply and a tool-call reply (group names
     ``overlays`` and ``ltl``, or single constraint names)."""
@@ -111,6 +107,7 @@ class GuardPolicy:
     ltl: tuple[LTLRule, ...] = ()
     fallbacks: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_FALLBACKS))
     checks: Checks = field(default_factory=Checks)
+    supervision: SupervisionSpec | None = None
 
 
 def load_policy(path: str | Path) -> GuardPolicy:
@@ -129,9 +126,27 @@ def policy_from_mapping(
     """The policy in ``data`` (a mapping as read from a file named ``source``)."""
     at = At(source)
     top = mapping(data, at, SECTIONS)
+    base = Path(base_dir)
     vocabulary = _vocabulary(top.get("propositions") or {}, at.key("propositions"))
-    ltl = _ltl(top.get("ltl") or [], at.key("ltl"), vocabulary)
-    overlays_from, overlays = _overlays(top.get("overlays"), at.key("overlays"), Path(base_dir))
+    ltl = ltl_rules(top.get("ltl") or [], at.key("ltl"), vocabulary)
+    overlays_from, overlays = overlay_set(top.get("overlays"), at.key("overlays"), base)
+    fallbacks = fallback_texts(top.get("fallbacks"), at.key("fallbacks"))
+    raw_checks = mapping(
+        top.get("checks") or {}, at.key("checks"), ("user", "assistant", "tool_calls")
+    )
+    supervision = None
+    if top.get("supervision") is not None:
+        user = raw_checks.get("user")
+        supervision = supervision_from(
+            top["supervision"],
+            at.key("supervision"),
+            vocabulary=vocabulary,
+            overlays=(overlays_from, overlays),
+            fallbacks=fallbacks,
+            base=base,
+            classifiers=None if user is None else classifier_names(user, at.key("checks.user")),
+        )
+        _distinct_rules(ltl, supervision, at.key("supervision"))
     return GuardPolicy(
         source=source,
         upstream=_upstream(top.get("upstream") or {}, at.key("upstream")),
@@ -140,9 +155,21 @@ def policy_from_mapping(
         overlays=overlays,
         vocabulary=vocabulary,
         ltl=ltl,
-        fallbacks=_fallbacks(top.get("fallbacks"), at.key("fallbacks")),
-        checks=_checks(top.get("checks") or {}, at.key("checks"), ltl, overlays),
+        fallbacks=fallbacks,
+        checks=_checks(raw_checks, at.key("checks"), ltl, overlays, supervision),
+        supervision=supervision,
     )
+
+
+def _distinct_rules(ltl: tuple[LTLRule, ...], spec: SupervisionSpec, at: At) -> None:
+    """Every LTL rule's name, the policy's and each mode's, is its own (one memory slot each)."""
+    seen = {r.name: "ltl" for r in ltl}
+    for m in spec.modes:
+        for i, r in enumerate(m.ltl):
+            if r.name in seen:
+                where = at.key("modes").key(m.name).key("ltl").index(i).key("name")
+                where.fail(f"a name no other LTL rule has (taken in {seen[r.name]})", r.name)
+            seen[r.name] = f"modes.{m.name}.ltl"
 
 
 def _upstream(raw: Any, at: At) -> Upstream:
@@ -172,17 +199,6 @@ def _observer(raw: Any, at: At) -> ObserverConfig:
     return from_mapping(ObserverConfig, dict(data), str(at))
 
 
-def _overlays(raw: Any, at: At, base: Path) -> tuple[str | None, tuple[Overlay, ...]]:
-    if raw is None or raw == "none":
-        return None, ()
-    name = text(raw, at)
-    path = DEFAULT_OVERLAYS if name == "smalltalk" else base / name
-    try:
-        return name, tuple(load_overlays(path))
-    except GovernorError as exc:
-        raise at.error(f"{path}: {exc}") from None
-
-
 def _vocabulary(raw: Any, at: At) -> Vocabulary:
     if not isinstance(raw, Mapping):
         at.fail("a mapping of proposition names to definitions", raw)
@@ -195,58 +211,19 @@ def _vocabulary(raw: Any, at: At) -> Vocabulary:
     return Vocabulary(tuple(props))
 
 
-def _ltl(raw: Any, at: At, vocabulary: Vocabulary) -> tuple[LTLRule, ...]:
-    if not isinstance(raw, list):
-        at.fail("a list of constraints", raw)
-    rules: list[LTLRule] = []
-    for i, entry in enumerate(raw):
-        where = at.index(i)
-        data = mapping(entry, where, ("name", "text", "formula", "verified"), ("name", "formula"))
-        name = text(data["name"], where.key("name"))
-        if any(r.name == name for r in rules):
-            where.key("name").fail("a name no other constraint has", name)
-        source = text(data["formula"], where.key("formula"))
-        try:
-            formula = parse(source)
-        except GovernorError as exc:
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise where.key("formula").error(first) from None
-        unknown = sorted(formula.atom_labels() - vocabulary.names)
-        if unknown:
-            declared = ", ".join(sorted(vocabulary.names)) or "none"
-            raise where.key("formula").error(
-                f"undeclared proposition(s) {', '.join(unknown)}; declared: {declared}"
-            )
-        sentence = text(data.get("text", name), where.key("text"))
-        verified = boolean(data.get("verified", False), where.key("verified"))
-        rules.append(LTLRule(name, sentence, formula, verified))
-    return tuple(rules)
-
-
-def _fallbacks(raw: Any, at: At) -> dict[str, str]:
-    if raw is None:
-        return dict(DEFAULT_FALLBACKS)
-    data = mapping(raw, at, FALLBACK_KEYS, ("default",))
-    out = dict(DEFAULT_FALLBACKS)
-    for key, value in data.items():
-        template = text(value, at.key(key))
-        try:
-            used = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
-        except ValueError as exc:
-            what = "expected a template over {constraint} and {reason}"
-            raise at.key(key).error(f"{what}, found {template!r} ({exc})") from None
-        if used - TEMPLATE_FIELDS:
-            bad = ", ".join(sorted(used - TEMPLATE_FIELDS))
-            at.key(key).fail("only the fields {constraint} and {reason}", bad)
-        out[key] = template
-    return out
-
-
-def _checks(raw: Any, at: At, ltl: tuple[LTLRule, ...], overlays: tuple[Overlay, ...]) -> Checks:
-    data = mapping(raw, at, ("user", "assistant", "tool_calls"))
+def _checks(
+    data: Mapping[str, Any],
+    at: At,
+    ltl: tuple[LTLRule, ...],
+    overlays: tuple[Overlay, ...],
+    supervision: SupervisionSpec | None,
+) -> Checks:
     known = {*CHECK_GROUPS, *(r.name for r in ltl), *(o.name for o in overlays)}
+    if supervision is not None:
+        for m in supervision.modes:
+            known |= {*(r.name for r in m.ltl), *(o.name for o in m.overlays)}
     picked: dict[str, tuple[str, ...]] = {}
-    for key in ("user", "assistant", "tool_calls"):
+    for key in ("assistant", "tool_calls"):
         if key not in data:
             continue
         chosen = names(data[key] or [], at.key(key))
@@ -254,8 +231,10 @@ def _checks(raw: Any, at: At, ltl: tuple[LTLRule, ...], overlays: tuple[Overlay,
             if name not in known:
                 at.key(key).index(i).fail(f"one of {', '.join(sorted(known))}", name)
         picked[key] = chosen
-    if picked.get("user"):
+    if supervision is not None:
+        picked["user"] = supervision.classifiers
+    elif data.get("user"):
         raise at.key("user").error(
-            f"{expected('[] (checks on user input are not supported yet)', list(picked['user']))}"
+            expected("[] (checks on user input need a supervision section)", list(data["user"]))
         )
     return Checks(**picked)

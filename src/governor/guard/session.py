@@ -13,13 +13,18 @@ recorded, and the session stays where its last saved decision left it.
 records an operator's act (pause, resume, end) in the session's state and its records: a paused
 or ended session answers ``respond`` with the default fallback text, calls no model and leaves
 its trajectory as it was (its summary's kind is ``paused`` or ``ended``); ``check`` and
-``commit`` still judge. Blocking work runs in a worker
-thread (``asyncio.to_thread``); calls on one session are serialised by an ``asyncio.Lock`` (and a
-thread lock, for the sync variants, which refuse to run inside a running event loop). With a store
-that several processes share (``store.shared``), each call also holds the store's lock on the
-session and re-reads the session's state under it, so instances serve a session in turn; the
-session keeps no state between calls then. Imports the
-core types, the observer, the trace records and the guard's messages, state, store and summary.
+``commit`` still judge. Under a policy with modes (:mod:`.supervision`), ``respond`` first asks
+the supervisor; the acting mode's observer then proposes and judges, and a step in which no mode
+acts answers with the mode's fallback text and calls no model; the supervisor's state is saved
+with the session's, and ``operate`` also takes ``set_mode`` (with ``mode=``) and ``release``,
+each in the supervisor's audit trail too. ``check`` judges with the current mode's constraints.
+Blocking work runs in a worker thread (``asyncio.to_thread``); calls on one session are
+serialised by an ``asyncio.Lock`` (and a thread lock, for the sync variants, which refuse to run
+inside a running event loop). With a store that several processes share (``store.shared``), each
+call also holds the store's lock on the session and re-reads the session's state under it, so
+instances serve a session in turn; the session keeps no state between calls then. Imports the
+core types, the observer, the trace records, the supervision package and the guard's messages,
+state, store, summary and supervision.
 """
 
 from __future__ import annotations
@@ -48,12 +53,19 @@ from governor.guard.messages import (
 )
 from governor.guard.state import SessionState, state_from_json, state_to_json
 from governor.guard.store import SessionStore, shared_lock
-from governor.guard.summary import decision_summary, verdicts_summary
+from governor.guard.summary import decision_summary, supervision_summary, verdicts_summary
+from governor.guard.supervision import GuardSupervision
 from governor.observer import Observer
+from governor.supervision import SupervisorDecision, SupervisorState
 from governor.supervision.operator import ActKind, OperatorAct
 from governor.trace.record import decision_record
 
 T = TypeVar("T")
+
+INLINE_MAX_MESSAGES = 64
+INLINE_MAX_CHARS = 8192
+"""The longest saved history (messages, characters of text) an ``inline`` check runs on the event
+loop for: the checks' time grows with the text they read."""
 
 
 class SyncInLoopError(ConfigError):
@@ -98,8 +110,10 @@ class GuardSession:
         store: SessionStore,
         texts: Mapping[str, str],
         executor: Executor | None = None,
+        supervision: GuardSupervision | None = None,
     ) -> None:
         self.id = session_id
+        self.supervision = supervision
         self.observer = observer
         self.store = store
         self.texts = dict(texts)
@@ -121,19 +135,35 @@ class GuardSession:
         carries the request's own temperature and ``max_tokens``."""
         return await self._run(self._respond, messages, tools, sampling or Sampling())
 
-    async def check(self, candidate: Any, *, messages: Sequence[Any] | None = None) -> CheckResult:
-        """The verdicts on ``candidate`` (text, a Reply or an assistant message); no LLM call."""
+    async def check(
+        self, candidate: Any, *, messages: Sequence[Any] | None = None, inline: bool = False
+    ) -> CheckResult:
+        """The verdicts on ``candidate`` (text, a Reply or an assistant message); no LLM call.
+        ``inline``: judge on the calling event loop, without a worker thread, when that needs no
+        store access (the state is loaded, the store is not shared, no sync call holds the
+        session, a short saved history: :data:`INLINE_MAX_MESSAGES`, :data:`INLINE_MAX_CHARS`):
+        for small requests, whose checks take about a millisecond of CPU or less."""
+        if inline:
+            async with self._lock:
+                if self._inline_ready() and self._thread_lock.acquire(blocking=False):
+                    try:
+                        return self._check(candidate, messages)
+                    finally:
+                        self._thread_lock.release()
         return await self._run(self._check, candidate, messages)
 
     async def commit(self, candidate: Any, *, messages: Sequence[Any] | None = None) -> CheckResult:
         """Record ``candidate`` as executed (e.g. the client ran the tool); its verdicts."""
         return await self._run(self._commit_executed, candidate, messages)
 
-    async def operate(self, kind: ActKind | str, *, who: str, why: str) -> SessionState:
-        """Record an operator's act (``pause``, ``resume`` or ``end``) with who and why; the
-        session's state after it. An act on an ended session, or one that needs modes
-        (``set_mode``, ``release``: this guard has none), is refused with a ConfigError."""
-        return await self._run(self._operate, ActKind(kind), who, why)
+    async def operate(
+        self, kind: ActKind | str, *, who: str, why: str, mode: str | None = None
+    ) -> SessionState:
+        """Record an operator's act (``pause``, ``resume``, ``end``; with modes also
+        ``set_mode`` to ``mode`` and ``release``) with who and why; the session's state after it.
+        An act on an ended session, one naming an unknown mode, or one that needs modes when the
+        policy has none, is refused with a ConfigError."""
+        return await self._run(self._operate, ActKind(kind), who, why, mode)
 
     async def reset(self) -> bool:
         """Forget this session's trajectory: its saved state becomes a new session's (no messages,
@@ -153,8 +183,10 @@ class GuardSession:
     ) -> GuardReply:
         return _sync("respond", lambda: self.respond(messages, tools=tools, sampling=sampling))
 
-    def operate_sync(self, kind: ActKind | str, *, who: str, why: str) -> SessionState:
-        return _sync("operate", lambda: self.operate(kind, who=who, why=why))
+    def operate_sync(
+        self, kind: ActKind | str, *, who: str, why: str, mode: str | None = None
+    ) -> SessionState:
+        return _sync("operate", lambda: self.operate(kind, who=who, why=why, mode=mode))
 
     def check_sync(self, candidate: Any, *, messages: Sequence[Any] | None = None) -> CheckResult:
         return _sync("check", lambda: self.check(candidate, messages=messages))
@@ -170,14 +202,27 @@ class GuardSession:
             saved = self.store.load(self.id)
             constraints = self.observer.constraints
             where = f"session {self.id}"
-            self._state = (
+            state = (
                 SessionState(memory={c.name: c.initial_state(None) for c in constraints})
                 if saved is None
                 else state_from_json(saved, constraints, where)
             )
+            if self.supervision is not None:
+                sup = self.supervision.restored(state.supervisor, where)
+                state = replace(state, supervisor=sup)
+            self._state = state
         return self._state
 
     # ------------------------------------------------------------------ work (worker thread)
+
+    def _inline_ready(self) -> bool:
+        state = self._state
+        return (
+            state is not None
+            and len(state.messages) <= INLINE_MAX_MESSAGES
+            and sum(len(m.content or "") for m in state.messages) <= INLINE_MAX_CHARS
+            and not getattr(self.store, "shared", False)  # (a protocol isinstance is slower)
+        )
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         async with self._lock:
@@ -196,15 +241,20 @@ class GuardSession:
             finally:
                 self._state = None
 
-    def _operate(self, kind: ActKind, who: str, why: str) -> SessionState:
+    def _operate(self, kind: ActKind, who: str, why: str, mode: str | None) -> SessionState:
         state = self.state
-        if kind not in (ActKind.PAUSE, ActKind.RESUME, ActKind.END):
+        if self.supervision is None and kind not in (ActKind.PAUSE, ActKind.RESUME, ActKind.END):
             wanted = "pause, resume or end (this guard's policy has no modes)"
             raise ConfigError(f"operator act: {expected(wanted, kind.value)}")
         if state.ended:
             raise ConfigError(f"operator act {kind}: {expected('an open session', 'an ended one')}")
-        act = OperatorAct(kind, who, why, time.time(), None, state.t)
-        after = replace(state, acts=(*state.acts, act))
+        act = OperatorAct(kind, who, why, time.time(), mode, state.t)
+        sup = state.supervisor
+        if self.supervision is not None and sup is not None:
+            sup = self.supervision.supervisor.operate(
+                sup, kind, who=who, why=why, mode=mode, at=act.at
+            )
+        after = replace(state, acts=(*state.acts, act), supervisor=sup)
         record = {"type": "operator", "episode": self.id, "t": state.t, "act": act.to_json()}
         self.store.save(self.id, state_to_json(after, self.observer.constraints), record)
         self._state = after
@@ -214,8 +264,14 @@ class GuardSession:
         if self.store.load(self.id) is None:
             return False
         constraints = self.observer.constraints
+        old = self.state
+        sup = old.supervisor
         fresh = SessionState(
-            memory={c.name: c.initial_state(None) for c in constraints}, acts=self.state.acts
+            memory={c.name: c.initial_state(None) for c in constraints},
+            acts=old.acts,
+            supervisor=None
+            if self.supervision is None or sup is None
+            else self.supervision.restart(sup),
         )
         record = {"type": "reset", "episode": self.id, "t": 0}
         self.store.save(self.id, state_to_json(fresh, constraints), record)
@@ -252,9 +308,18 @@ class GuardSession:
         decision = Decision(DecisionKind.EXECUTE, reply, reason=reason)
         return self.observer.commit(traj, decision, traj.observation.then(reply.message()))
 
-    def _save(self, traj: Trajectory, t: int, record: Mapping[str, Any]) -> None:
+    def _save(
+        self,
+        traj: Trajectory,
+        t: int,
+        record: Mapping[str, Any],
+        supervisor: SupervisorState | None = None,
+    ) -> None:
         conv = traj.observation
-        state = SessionState(conv.messages, dict(traj.memory), traj.feedback, t, self.state.acts)
+        sup = supervisor or self.state.supervisor
+        state = SessionState(
+            conv.messages, dict(traj.memory), traj.feedback, t, self.state.acts, sup
+        )
         self.store.save(self.id, state_to_json(state, self.observer.constraints), record)
         self._state = state
 
@@ -265,19 +330,32 @@ class GuardSession:
         if self.state.paused or self.state.ended:
             return self._held(start)
         traj, t = self._catch_up(messages, tools, sampling)
-        decision = self.observer.step(traj)
-        if decision.executed and isinstance(decision.action, Reply):
-            reply = decision.action
-            after, t = self._advance(traj, reply, decision.reason), t + 1
-            after = replace(after, feedback=decision.feedback if decision.feedback else None)
-        else:  # nothing admissible was executed: say the default text, commit nothing
-            reply = Reply(self.texts["default"])
+        texts, sup = self.texts, self._supervise(traj)
+        if sup is not None and not sup.acts:  # the supervisor waits: no model is called
+            assert self.supervision is not None
+            decision, reply = sup.as_decision(), Reply(self.supervision.text_for(sup))
             after = replace(traj, observation=traj.observation.then(reply.message()))
-        record = decision_record(decision, episode=self.id, t=t, extra={"reply": reply.to_dict()})
+        else:
+            observer = self.observer
+            if sup is not None and sup.mode is not None and self.supervision is not None:
+                observer = self.supervision.observer(sup.mode)
+                texts = dict(self.supervision.texts_for(sup.mode))
+            decision = observer.step(traj)
+            if decision.executed and isinstance(decision.action, Reply):
+                reply = decision.action
+                after, t = self._advance(traj, reply, decision.reason), t + 1
+                after = replace(after, feedback=decision.feedback if decision.feedback else None)
+            else:  # nothing admissible was executed: say the default text, commit nothing
+                reply = Reply(texts["default"])
+                after = replace(traj, observation=traj.observation.then(reply.message()))
+        extra: dict[str, Any] = {"reply": reply.to_dict()}
+        if sup is not None and self.supervision is not None:
+            extra.update(self.supervision.record(sup, decision if sup.acts else None))
+        record = decision_record(decision, episode=self.id, t=t, extra=extra)
         try:
-            self._save(after, t, record)
+            self._save(after, t, record, None if sup is None else sup.state)
         except Exception as exc:
-            reply = Reply(self.texts["check_failed"])
+            reply = Reply(texts["check_failed"])
             decision = replace(
                 decision,
                 kind=DecisionKind.FALLBACK,
@@ -287,7 +365,18 @@ class GuardSession:
             )
         seconds = time.perf_counter() - start
         summary = decision_summary(decision, reply, session=self.id, t=t, seconds=seconds)
+        if sup is not None:
+            summary["supervision"] = supervision_summary(sup, decision if sup.acts else None)
         return GuardReply(reply, decision, summary)
+
+    def _supervise(self, traj: Trajectory) -> SupervisorDecision | None:
+        """The supervisor's step on the messages new since the last saved state (None: no
+        supervision)."""
+        state = self.state
+        if self.supervision is None or state.supervisor is None:
+            return None
+        new = traj.observation.messages[len(state.messages) :]
+        return self.supervision.step(state.supervisor, new)
 
     def _held(self, start: float) -> GuardReply:
         """A paused or ended session's answer: the default text; no model, no state change."""
@@ -299,19 +388,29 @@ class GuardSession:
         summary = decision_summary(
             decision, reply, session=self.id, t=self.state.t, seconds=seconds
         )
+        sup = self.state.supervisor
+        if self.supervision is not None and sup is not None:  # what the supervisor says (unsaved)
+            summary["supervision"] = supervision_summary(self.supervision.step(sup, ()), None)
         return GuardReply(reply, decision, {**summary, "kind": how, how: True})
+
+    def _judge(self) -> Observer:
+        """The observer whose constraints judge a candidate now (with modes: the current one's)."""
+        sup = self.state.supervisor
+        if self.supervision is None or sup is None:
+            return self.observer
+        return self.supervision.observer_for(sup)
 
     def _check(self, candidate: Any, messages: Sequence[Any] | None) -> CheckResult:
         reply = reply_from(candidate)
         traj, _ = self._catch_up(messages, None)
-        verdicts = self.observer.verdicts(traj, reply)
+        verdicts = self._judge().verdicts(traj, reply)
         summary = {"session": self.id, **verdicts_summary(verdicts)}
         return CheckResult(all(v.admissible for v in verdicts), verdicts, summary)
 
     def _commit_executed(self, candidate: Any, messages: Sequence[Any] | None) -> CheckResult:
         reply = reply_from(candidate)
         traj, t = self._catch_up(messages, None)
-        verdicts = self.observer.verdicts(traj, reply)
+        verdicts = self._judge().verdicts(traj, reply)
         after = self._advance(traj, reply, "executed by the client")
         summary = {"session": self.id, "t": t + 1, **verdicts_summary(verdicts)}
         record = {

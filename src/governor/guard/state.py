@@ -3,11 +3,13 @@
 What a session keeps between calls: the messages so far, each constraint's memory (an LTL rule's
 progressed formula, printed with ``str`` and read back with :func:`~governor.ltl.parser.parse`,
 and its running sums; a commit failure as its error), the pending implicit feedback, the
-number of executed actions, and the operators' acts on it (pause, resume, end: the audit trail,
-which a reset keeps). A saved rule state is only read back into the same rule: a state
+number of executed actions, the operators' acts on it (pause, resume, end, and with modes
+set_mode and release: the audit trail, which a reset keeps), and, under a policy with a
+supervision section, the supervisor's state (its mode, cooldown, rule monitors and audit trail:
+:meth:`~governor.supervision.SupervisorState.to_json`). A saved rule state is only read back into the same rule: a state
 saved under another formula is refused (a changed policy cannot silently forget what happened).
-Imports the core types, the LTL parser, the operator acts of the supervision layer and the
-guard's messages and constraints.
+Imports the core types, the LTL parser, the operator acts and state of the supervision layer and
+the guard's messages and constraints.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from governor.guard.constraints import ToolLTLConstraint, ToolMonitorState
 from governor.guard.messages import Message, conversation_from
 from governor.ltl.monitor import MonitorSetState
 from governor.ltl.parser import parse
+from governor.supervision import SupervisorState
 from governor.supervision.operator import ActKind, OperatorAct
 
 FORMAT = 1
@@ -36,6 +39,7 @@ class SessionState:
     feedback: Feedback | None = None
     t: int = 0
     acts: tuple[OperatorAct, ...] = ()
+    supervisor: SupervisorState | None = None
 
     @property
     def paused(self) -> bool:
@@ -75,6 +79,7 @@ def state_to_json(state: SessionState, constraints: Sequence[Constraint]) -> dic
         "messages": [m.to_dict() for m in state.messages],
         "memory": memory,
         "operator": [a.to_json() for a in state.acts],
+        "supervisor": None if state.supervisor is None else state.supervisor.to_json(),
         "feedback": None
         if feedback is None
         else {
@@ -125,7 +130,12 @@ def _read(data: Any, constraints: Sequence[Constraint], where: str) -> SessionSt
         feedback = Feedback(FeedbackKind(raw["kind"]), str(raw["text"]), tuple(raw["constraints"]))
     messages = conversation_from(data["messages"], f"{where}: messages")
     acts = tuple(OperatorAct.from_json(a) for a in data.get("operator") or ())
-    return SessionState(messages, memory, feedback, t, acts)
+    raw_sup = data.get("supervisor")
+    try:
+        supervisor = None if raw_sup is None else SupervisorState.from_json(raw_sup)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    return SessionState(messages, memory, feedback, t, acts, supervisor)
 
 
 def _monitor_state(c: ToolLTLConstraint, entry: Mapping[str, Any], where: str) -> ToolMonitorState:

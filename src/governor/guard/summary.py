@@ -3,19 +3,25 @@
 :func:`decision_summary` says, for one reply: the decision's kind and reason, the verdicts with
 their descriptors, the feedback given (forced, per regeneration, and implicit), the
 regenerations, whether the fallback spoke, the LLM calls and tokens per stage, and the latency per
-stage. :func:`verdicts_summary` is the check-only answer. Imports the core types and the
-guard's messages.
+stage. :func:`verdicts_summary` is the check-only answer. :func:`supervision_summary` is the
+``supervision`` field a supervised reply adds: the supervisor's kind, mode, rule and reason, and
+the violations at both levels (``oversight``: a mode the mode rules rejected; ``activity``: a
+reply the mode's own constraints rejected). Imports the core types, the supervision package's
+decision and the guard's messages.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from governor.core import Decision, DecisionKind, Verdict
+from governor.core import Decision, DecisionKind, Severity, Verdict
 from governor.guard.messages import Reply
+from governor.supervision import SupervisorDecision, activity_violations
 
 FALLBACK_KINDS = (DecisionKind.FALLBACK, DecisionKind.DEFER, DecisionKind.ABORT)
+_SEVERITY_NAMES = {s: s.name.lower() for s in Severity}
 
 
 def verdict_summary(v: Verdict) -> dict[str, Any]:
@@ -24,7 +30,7 @@ def verdict_summary(v: Verdict) -> dict[str, Any]:
         "admissible": v.admissible,
         "deviation": v.deviation,
         "descriptor": v.descriptor,
-        "severity": v.severity.name.lower(),
+        "severity": _SEVERITY_NAMES[v.severity],
         "error": v.error,
     }
 
@@ -86,4 +92,20 @@ def decision_summary(
             "total": 1000.0 * seconds,
         },
         "errors": list(decision.errors),
+    }
+
+
+def supervision_summary(sup: SupervisorDecision, activity: Decision | None) -> dict[str, Any]:
+    """The supervisor's step (``activity``: the acting mode's decision, None when no mode acted)."""
+    below = () if activity is None else activity_violations(activity, sup.mode)
+    return {
+        "kind": sup.kind.value,
+        "mode": sup.mode,
+        "previous": sup.previous,
+        "rule": sup.rule,
+        "reason": sup.reason,
+        "override": None
+        if sup.override is None
+        else {"rule": sup.override.rule, "action": sup.override.action},
+        "violations": [dataclasses.asdict(v) for v in (*sup.violations(), *below)],
     }

@@ -1,7 +1,9 @@
 """The admin endpoints: for the people responsible for a deployment, under their own key.
 
 ``POST /admin/sessions/{id}/pause``, ``.../resume`` and ``.../end`` (a JSON body
-``{"who": ..., "why": ...}`` is optional): an operator's act, kept in the session's state in the
+``{"who": ..., "why": ...}`` is optional), and, under a policy with modes, ``.../mode`` (body
+``{"mode": ..., "who": ..., "why": ...}``: hold the session in that mode) and ``.../release``
+(give the choice back to the supervisor): an operator's act, kept in the session's state in the
 store (so it survives a restart and holds for every instance sharing the store) and in its
 records, the audit trail (:meth:`governor.guard.GuardSession.operate`). A paused or ended session
 answers its chat requests with the policy's default fallback text and a ``governor`` field of
@@ -11,7 +13,9 @@ be stopped before it starts); an ended session takes no further act. ``POST
 /admin/sessions/{id}/reset`` forgets the session's trajectory (:meth:`governor.guard.Guard.reset`;
 its decision records and operator acts stay, followed by a reset record). ``GET
 /admin/sessions/{id}`` is its trajectory: the messages, each LTL rule's monitor state, the
-pending feedback, the operator acts and the decision records.
+pending feedback, the operator acts and the decision records, and with modes its ``supervision``:
+the mode, whether an interaction is engaged, the operator's mode, the refusal cooldown, the
+counts per supervisor decision and the supervisor's audit trail.
 
 The admin key is checked like the client keys (``Authorization: Bearer <key>`` hashed with
 sha256 and compared by ``hmac.compare_digest``) against its own digest; a client key is not an
@@ -88,20 +92,29 @@ class Admin:
 
     async def _act(self, request: Request, kind: str) -> Response:
         session = self._session(request)
-        who, why = await _who_and_why(request)
+        body = await _body(request)
+        who, why = _who_and_why(body)
+        mode = _mode(body) if kind == "set_mode" else None
         try:
-            state = await self.guard.session(session).operate(kind, who=who, why=why)
+            state = await self.guard.session(session).operate(kind, who=who, why=why, mode=mode)
         except ConfigError as exc:
             raise ApiError(409, str(exc), code="operator_act_refused") from None
-        return JSONResponse(
-            {
-                "object": "governor.session",
-                "session": session,
-                "paused": state.paused,
-                "ended": state.ended,
-                "act": state.acts[-1].to_json(),
-            }
-        )
+        answer = {
+            "object": "governor.session",
+            "session": session,
+            "paused": state.paused,
+            "ended": state.ended,
+            "act": state.acts[-1].to_json(),
+        }
+        if state.supervisor is not None:
+            answer["supervision"] = _supervision(state.supervisor.to_json())
+        return JSONResponse(answer)
+
+    async def set_mode(self, request: Request) -> Response:
+        return await self._act(request, "set_mode")
+
+    async def release(self, request: Request) -> Response:
+        return await self._act(request, "release")
 
     async def pause(self, request: Request) -> Response:
         return await self._act(request, "pause")
@@ -128,20 +141,28 @@ class Admin:
             raise _not_found(session)
         state = state or {}
         acts = state.get("operator") or []
-        return JSONResponse(
-            {
-                "object": "governor.session",
-                "session": session,
-                "paused": _paused(acts),
-                "ended": any(a.get("kind") == "end" for a in acts),
-                "t": state.get("t", 0),
-                "messages": state.get("messages", []),
-                "monitors": state.get("memory", {}),
-                "feedback": state.get("feedback"),
-                "operator": acts,
-                "decisions": records,
-            }
-        )
+        answer = {
+            "object": "governor.session",
+            "session": session,
+            "paused": _paused(acts),
+            "ended": any(a.get("kind") == "end" for a in acts),
+            "t": state.get("t", 0),
+            "messages": state.get("messages", []),
+            "monitors": state.get("memory", {}),
+            "feedback": state.get("feedback"),
+            "operator": acts,
+            "decisions": records,
+        }
+        if isinstance(state.get("supervisor"), dict):
+            answer["supervision"] = _supervision(state["supervisor"])
+        return JSONResponse(answer)
+
+
+def _supervision(saved: dict[str, Any]) -> dict[str, Any]:
+    """What an operator reads of a saved supervisor state (its JSON form)."""
+    keys = ("mode", "engaged", "operator_mode", "paused", "ended", "t", "refusals",
+            "cooldown_until", "counts", "audit")  # fmt: skip
+    return {k: saved.get(k) for k in keys}
 
 
 def _paused(acts: list[dict[str, Any]]) -> bool:
@@ -149,8 +170,8 @@ def _paused(acts: list[dict[str, Any]]) -> bool:
     return bool(toggles) and toggles[-1] == "pause"
 
 
-async def _who_and_why(request: Request) -> tuple[str, str]:
-    """The operator and the reason from an optional JSON body ``{"who", "why"}``."""
+async def _body(request: Request) -> dict[str, Any]:
+    """The act's optional JSON body (an object)."""
     raw = await request.body()
     if len(raw) > MAX_ACT_BODY:
         raise bad_request(f"body: expected at most {MAX_ACT_BODY} bytes, found {len(raw)}", "body")
@@ -162,6 +183,19 @@ async def _who_and_why(request: Request) -> tuple[str, str]:
             raise bad_request(f"body: expected JSON, found {exc}", "body") from None
     if not isinstance(body, dict):
         raise bad_request(f"body: {expected('a JSON object', body)}", "body")
+    return body
+
+
+def _mode(body: dict[str, Any]) -> str:
+    """The mode an operator sets (required)."""
+    mode = body.get("mode")
+    if not isinstance(mode, str) or not mode.strip() or len(mode) > 200:
+        raise bad_request(f"mode: {expected('the name of one of the policy modes', mode)}", "mode")
+    return mode.strip()
+
+
+def _who_and_why(body: dict[str, Any]) -> tuple[str, str]:
+    """The operator and the reason from the body (``{"who", "why"}``, both optional)."""
     out = []
     for key, default in (("who", "admin"), ("why", "no reason given")):
         value = body.get(key, default)

@@ -4,17 +4,42 @@
 calls, ``finish_reason`` ``stop`` or ``tool_calls``, the usage summed over the guard's stages)
 with a top-level ``governor`` field, the reply's summary; :func:`governor_headers` gives the
 decision's kind and regenerations as headers. Both take an :class:`Answer`: a guarded reply (a paused
-session's answer included). Imports the guard's public facade.
+session's answer included). :func:`json_bytes` and :class:`FastJSONResponse` write JSON with
+orjson when it is installed. Imports starlette's response type and the guard's public facade.
 """
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from starlette.responses import JSONResponse
+
 from governor.guard import Reply
+
+try:  # the [serve] extra's fast JSON; the standard library's writer otherwise
+    import orjson
+except ImportError:  # pragma: no cover - orjson is part of the [serve] extra
+    orjson = None  # type: ignore[assignment]
+
+
+def json_bytes(value: Any) -> bytes:
+    """Compact UTF-8 JSON of ``value`` (orjson when installed). A non-finite float is an error
+    with the standard library and ``null`` with orjson, never an invalid ``NaN`` token."""
+    if orjson is not None:
+        return orjson.dumps(value)
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return text.encode("utf-8")
+
+
+class FastJSONResponse(JSONResponse):
+    """A JSON answer written with :func:`json_bytes`."""
+
+    def render(self, content: Any) -> bytes:
+        return json_bytes(content)
 
 
 class Answer(Protocol):

@@ -1,7 +1,8 @@
 """Reading requests: the body under a size limit, JSON, and the fields of each endpoint.
 
 The size limit is checked before parsing (the declared ``Content-Length`` first, then the bytes
-as they arrive). Each field is checked for its type; an error names the field, what was expected
+as they arrive); the JSON is read with orjson when it is installed (the ``[serve]`` extra brings
+it), else with the standard library. Each field is checked for its type; an error names the field, what was expected
 and what was found. Messages themselves are read by the guard (its errors name the index).
 Imports starlette's request type, the error tree and the service's errors.
 """
@@ -13,6 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.requests import Request
+
+try:  # the [serve] extra's fast JSON; the standard library's reader otherwise
+    import orjson
+except ImportError:  # pragma: no cover - orjson is part of the [serve] extra
+    orjson = None  # type: ignore[assignment]
 
 from governor.errors import expected
 from governor.files import json_loads
@@ -26,6 +32,11 @@ SESSION_HEADER = "X-Governor-Session"
 
 async def read_json(request: Request, limit: int = MAX_BODY_BYTES) -> dict[str, Any]:
     """The body as a JSON object; 413 when over ``limit`` bytes, 400 when not a JSON object."""
+    return parse_json(await read_body(request, limit))
+
+
+async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
+    """The body's bytes; 413 when over ``limit`` bytes."""
     too_big = ApiError(
         413, f"expected a request body of at most {limit} bytes, found more", code="body_too_large"
     )
@@ -38,9 +49,14 @@ async def read_json(request: Request, limit: int = MAX_BODY_BYTES) -> dict[str, 
         if size > limit:
             raise too_big
         chunks.append(chunk)
-    raw = b"".join(chunks)
+    return b"".join(chunks)
+
+
+def parse_json(raw: bytes) -> dict[str, Any]:
+    """``raw`` as a JSON object (orjson when installed: strict UTF-8, nesting bounded); 400 when
+    it is not one."""
     try:
-        data = json_loads(raw)
+        data = orjson.loads(raw) if orjson is not None else json_loads(raw)
     except (UnicodeDecodeError, ValueError) as exc:
         raise bad_request(
             f"expected a JSON body, found malformed JSON ({exc})", code="invalid_json"

@@ -12,13 +12,12 @@ shapes.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from governor.serve.replies import Answer, completion_id, finish_reason, usage
+from governor.serve.replies import Answer, completion_id, finish_reason, json_bytes, usage
 
 SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
 
@@ -50,7 +49,7 @@ def release(guarded: Answer) -> Iterator[dict[str, Any]]:
 
 
 def _event(data: dict[str, Any]) -> str:
-    return f"data: {json.dumps(data, separators=(',', ':'))}\n\n"
+    return f"data: {json_bytes(data).decode('utf-8')}\n\n"
 
 
 async def sse_events(guarded: Answer, model: str) -> AsyncIterator[str]:
