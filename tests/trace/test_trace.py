@@ -113,6 +113,22 @@ def abort() -> Decision:
     )
 
 
+def lookahead_fallback() -> Decision:
+    """A rejection that names its own cause (a lookahead verdict) survives the round trip."""
+    ahead = Verdict.reject(
+        "lookahead", 0.5, "rollouts reach the unsafe region", cause=RejectionCause.LOOKAHEAD
+    )
+    attempt = Attempt((Candidate("hi", "hi"),), ((ahead,),), None, None, RejectionCause.LOOKAHEAD)
+    return Decision(
+        DecisionKind.FALLBACK,
+        "fallback",
+        (ahead,),
+        reason="lookahead_failure",
+        cause=RejectionCause.LOOKAHEAD,
+        attempts=(attempt,),
+    )
+
+
 DECISIONS = [execute, with_feedback, fallback, abort]
 
 
@@ -159,6 +175,7 @@ def test_records_hold_every_field(path: Path) -> None:
         "descriptor": "",
         "severity": "LOW",
         "error": None,
+        "cause": None,
     }
     assert wf["action"] == {"say": "hello", "to": ["user", 1]}
     assert wf["feedback"] == {"kind": "implicit", "text": IMPLICIT.text, "constraints": ["brevity"]}
@@ -183,7 +200,7 @@ def test_records_hold_every_field(path: Path) -> None:
     assert ab["extra"] == {"observation": "step 3", "state": [0.0, 1.0, 2.0]}
 
 
-@pytest.mark.parametrize("make", DECISIONS)
+@pytest.mark.parametrize("make", [*DECISIONS, lookahead_fallback])
 def test_decisions_round_trip(make: Callable[[], Decision]) -> None:
     decision = make()
     record = json.loads(json.dumps(decision_record(decision, episode="e", t=0)))

@@ -4,7 +4,7 @@ A :class:`SessionStore` loads a session's saved state (JSON-safe, see :mod:`.sta
 together with the record of the decision that produced it, in one write. :class:`MemoryStore`
 keeps them in this process; :class:`SqliteStore` in one SQLite file (WAL; one row per session
 holding its state as JSON, one row per decision record; a save is one transaction; a connection
-per call, so threads never share one). A failing write raises :class:`StoreError`; the session
+per thread, kept open, so threads never share one). A failing write raises :class:`StoreError`; the session
 then fails closed. A store that several processes share (:class:`SharedStore`, e.g. PostgreSQL in
 :mod:`.store_postgres`) says so with ``shared = True`` and gives a lock per session: a session then
 holds no state between calls and re-reads it under that lock at the start of each call. Imports
@@ -17,8 +17,9 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping
-from contextlib import AbstractContextManager
+import weakref
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -126,36 +127,65 @@ class MemoryStore:
 
 
 class SqliteStore:
-    """Sessions in the SQLite file ``path`` (created with its tables when missing)."""
+    """Sessions in the SQLite file ``path`` (created with its tables when missing).
+
+    Each thread keeps its own connection open between calls (opening one per call cost more than
+    the call, and closing the last one checkpoints the WAL); a connection that failed is closed
+    and the thread's next call opens a new one. :meth:`close` closes them all (also done when
+    the store is garbage-collected).
+    """
 
     def __init__(self, path: str | Path, *, timeout_s: float = 30.0) -> None:
         self.path = Path(path)
         self.timeout_s = timeout_s
-        db = self._connect()
+        self._local = threading.local()
+        self._open: list[sqlite3.Connection] = []
+        self._open_lock = threading.Lock()
+        weakref.finalize(self, _close_all, self._open, self._open_lock)
         try:
-            use_wal(db, self.timeout_s)
-            with db:
-                for statement in SCHEMA:
-                    db.execute(statement)
+            with self._db() as db:
+                use_wal(db, self.timeout_s)
+                with db:
+                    for statement in SCHEMA:
+                        db.execute(statement)
         except sqlite3.Error as exc:
             raise StoreError(f"session store {self.path}: cannot create tables: {exc}") from exc
-        finally:
-            db.close()
 
-    def _connect(self) -> sqlite3.Connection:
+    @contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        """This thread's connection (opened on first use); closed and forgotten when it fails."""
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            try:
+                db = sqlite3.connect(self.path, timeout=self.timeout_s, check_same_thread=False)
+            except sqlite3.Error as exc:
+                raise StoreError(f"session store {self.path}: cannot open: {exc}") from exc
+            self._local.db = db
+            with self._open_lock:
+                self._open.append(db)
         try:
-            return sqlite3.connect(self.path, timeout=self.timeout_s)
-        except sqlite3.Error as exc:
-            raise StoreError(f"session store {self.path}: cannot open: {exc}") from exc
+            yield db
+        except sqlite3.Error:
+            self._local.db = None
+            with self._open_lock:
+                if db in self._open:
+                    self._open.remove(db)
+            db.close()
+            raise
+
+    def close(self) -> None:
+        """Close every thread's connection (a later call opens a new one)."""
+        _close_all(self._open, self._open_lock)
+        self._local = threading.local()
 
     def load(self, session_id: str) -> Mapping[str, Any] | None:
-        db = self._connect()
         try:
-            row = db.execute("SELECT state FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            with self._db() as db:
+                row = db.execute(
+                    "SELECT state FROM sessions WHERE id = ?", (session_id,)
+                ).fetchone()
         except sqlite3.Error as exc:
             raise StoreError(f"session store {self.path}: cannot read {session_id}: {exc}") from exc
-        finally:
-            db.close()
         return None if row is None else json.loads(row[0])
 
     def save(
@@ -163,9 +193,8 @@ class SqliteStore:
     ) -> None:
         text, rec = _encoded(session_id, state, record)
         now = time.time()
-        db = self._connect()
         try:
-            with db:  # one transaction: the state and its decision, or neither
+            with self._db() as db, db:  # one transaction: the state and its decision, or neither
                 db.execute(
                     "INSERT INTO sessions (id, state, updated) VALUES (?, ?, ?)"
                     " ON CONFLICT(id) DO UPDATE SET state = excluded.state,"
@@ -180,33 +209,38 @@ class SqliteStore:
                     )
         except sqlite3.Error as exc:
             raise StoreError(f"session store {self.path}: cannot save {session_id}: {exc}") from exc
-        finally:
-            db.close()
 
     def probe(self) -> None:
         """Check that a save would succeed (a row written, then rolled back: nothing stays)."""
-        db = self._connect()
         try:
-            db.execute("BEGIN IMMEDIATE")
-            db.execute(
-                "INSERT INTO sessions (id, state, updated) VALUES (?, '{}', 0)"
-                " ON CONFLICT(id) DO NOTHING",
-                (PROBE_ID,),
-            )
-            db.rollback()
+            with self._db() as db:
+                try:
+                    db.execute("BEGIN IMMEDIATE")
+                    db.execute(
+                        "INSERT INTO sessions (id, state, updated) VALUES (?, '{}', 0)"
+                        " ON CONFLICT(id) DO NOTHING",
+                        (PROBE_ID,),
+                    )
+                finally:
+                    if db.in_transaction:
+                        db.rollback()
         except sqlite3.Error as exc:
             raise StoreError(f"session store {self.path}: cannot write: {exc}") from exc
-        finally:
-            db.close()
 
     def records(self, session_id: str) -> list[dict[str, Any]]:
-        db = self._connect()
         try:
-            rows = db.execute(
-                "SELECT record FROM decisions WHERE session = ? ORDER BY n", (session_id,)
-            ).fetchall()
+            with self._db() as db:
+                rows = db.execute(
+                    "SELECT record FROM decisions WHERE session = ? ORDER BY n", (session_id,)
+                ).fetchall()
         except sqlite3.Error as exc:
             raise StoreError(f"session store {self.path}: cannot read {session_id}: {exc}") from exc
-        finally:
-            db.close()
         return [json.loads(r[0]) for r in rows]
+
+
+def _close_all(conns: list[sqlite3.Connection], lock: threading.Lock) -> None:
+    with lock:
+        closing = list(conns)
+        conns.clear()
+    for db in closing:
+        db.close()

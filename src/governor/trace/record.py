@@ -114,7 +114,7 @@ def _attempt(a: Mapping[str, Any]) -> Attempt:
 
 def _verdict_from(v: Mapping[str, Any]) -> Verdict:
     margin, severity = from_json_float(v["margin"]), Severity[v["severity"]]
-    return Verdict(**{**v, "margin": margin, "severity": severity})
+    return Verdict(**{**v, "margin": margin, "severity": severity, "cause": _cause(v.get("cause"))})
 
 
 def _feedback(f: Mapping[str, Any] | None) -> Feedback | None:
