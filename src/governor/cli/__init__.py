@@ -60,9 +60,9 @@ def _trace_show(args: argparse.Namespace, console: Console) -> int:
 
 
 def build_parser() -> Parser:
-    from governor.bench import ltl_speed, reguard_report
+    from governor.bench import embed_speed, ltl_speed, ltl_translate, reguard_report, store_cycle
+    from governor.bench import models as models_bench
     from governor.bench import serve as serve_bench
-    from governor.bench import embed_speed, ltl_translate, store_cycle
     from governor.cli.conversation import (
         add_audit_parser,
         add_calibrate_parser,
@@ -108,6 +108,7 @@ def build_parser() -> Parser:
     serve_bench.add_parser(bench)
     supervision.add_parser(bench)
     store_cycle.add_parser(bench)
+    models_bench.add_parser(bench)
 
     trace = sub.add_parser("trace", help="inspect decision traces").add_subparsers(
         dest="trace", required=True, parser_class=Parser

@@ -80,6 +80,9 @@ TRANSLATE_EXAMPLES = (
 )
 MAX_TOKENS = {"extract": 80, "ground": 200, "translate": 60}
 """Tokens a reply of each step may take (a list of phrases, a JSON object, one formula)."""
+STOP = {"extract": ("\n",), "ground": (), "translate": ("\n",)}
+"""Where a reply of each step ends: the list and the formula are one line (a base model goes on
+writing after its answer); the JSON object may span lines."""
 
 RETRY_PROMPT = """That formula cannot be used: {error}
 Answer with a corrected formula alone on one line."""
@@ -114,7 +117,9 @@ def translate_llm(sentence: str, domain: Domain, backend: Backend) -> Translatio
 
 
 def _ask(backend: Backend, messages: list[Message], step: str) -> str:
-    return backend.chat(messages, temperature=0.0, max_tokens=MAX_TOKENS[step]).text
+    return backend.chat(
+        messages, temperature=0.0, max_tokens=MAX_TOKENS[step], stop=STOP[step] or None
+    ).text
 
 
 def _shots(examples: tuple[tuple[str, str], ...]) -> list[Message]:
@@ -174,10 +179,24 @@ def _json(text: str, kind: type, what: str) -> Any:
     try:
         value = json_loads(body)
     except json.JSONDecodeError:
-        raise SpecError(expected(what, text.strip()[:200])) from None
+        value = _leading_json(body)  # the answer, then words a base model ran on with
+        if value is None:
+            raise SpecError(expected(what, text.strip()[:200])) from None
     if not isinstance(value, kind):
         raise SpecError(expected(what, value))
     return value
+
+
+def _leading_json(body: str) -> Any:
+    """The JSON list or object that ``body`` starts with, when only text follows it (None else)."""
+    if not body.startswith(("[", "{")):
+        return None
+    try:
+        value, end = json.JSONDecoder().raw_decode(body)
+    except json.JSONDecodeError:
+        return None
+    rest = body[end:].strip()
+    return value if not rest.startswith(("[", "{", ",", ":")) else None
 
 
 def _phrases(sentence: str, reply: str) -> list[str]:

@@ -7,8 +7,9 @@ Sections, all optional::
       kind: llm                        # llm (a configured endpoint) or retrieval (offline)
       system_prompt: ...
       temperature: 0.7
-      max_tokens: 200
-      data: data/conversations   # retrieval: the corpora folder
+      max_tokens: 60
+      examples: 4                # human example exchanges shown to the chat model (0: none)
+      data: data/conversations   # the corpora folder (retrieval, and the examples)
       seed: 0
     observer: {n_candidates: 1, max_regenerations: 3, leniency: 0.3, mild: 2.0, seed: 0,
                feedback: template, time_budget_s: 30, stop_on_repeat: true}
@@ -29,6 +30,7 @@ from typing import Any, Literal
 
 from governor.backends import Backend, backend_from_config
 from governor.config import BackendConfig, check_range, from_mapping, option
+from governor.conversation.examples import human_examples
 from governor.conversation.llm_policy import SYSTEM_PROMPT, LLMChatPolicy
 from governor.conversation.small_talk import SmallTalkConfig, small_talk_observer
 from governor.core import Policy
@@ -59,9 +61,14 @@ class PolicySettings:
     kind: Literal["llm", "retrieval"] = option("llm", "llm (an endpoint) or retrieval (offline)")
     system_prompt: str = option(SYSTEM_PROMPT, "the chat model's system prompt")
     temperature: float = option(0.7, "the chat model's sampling temperature")
-    max_tokens: int = option(200, "the longest reply the chat model may write, in tokens")
-    data: str | None = option(None, "retrieval: the corpora folder (default: the shared data)")
-    seed: int = option(0, "retrieval: tie-break seed")
+    max_tokens: int = option(60, "the longest reply the chat model may write, in tokens")
+    examples: int = option(
+        4,
+        "human example exchanges (calibration split) shown to the chat model in its system"
+        " prompt, so that a base model answers as a chat partner (0: none)",
+    )
+    data: str | None = option(None, "the corpora folder: retrieval, examples (default: shared)")
+    seed: int = option(0, "retrieval: tie-break seed; which example exchanges are shown")
 
     def __post_init__(self) -> None:
         if self.kind not in ("llm", "retrieval"):
@@ -70,6 +77,7 @@ class PolicySettings:
             raise ConfigError(f"system_prompt: {expected('text', self.system_prompt)}")
         check_range("temperature", self.temperature, 0.0, 5.0)
         check_range("max_tokens", self.max_tokens, 1, 100_000)
+        check_range("examples", self.examples, 0, 32)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,14 +93,16 @@ class ConversationSettings:
     def make_policy(self, make_backend: MakeBackend = backend_from_config) -> Policy:
         """The base policy (an endpoint's chat model, or the offline retrieval responder)."""
         p = self.policy
+        data = Path(p.data) if p.data else conversations_dir()
         if p.kind == "retrieval":
-            data = Path(p.data) if p.data else conversations_dir()
             return RetrievalResponder.from_corpora(data, seed=p.seed)
+        examples = human_examples(data, p.examples, seed=p.seed) if p.examples else ()
         return LLMChatPolicy(
             make_backend(self.backend),
             system_prompt=p.system_prompt,
             temperature=p.temperature,
             max_tokens=p.max_tokens,
+            examples=examples,
         )
 
     def make_observer(
