@@ -40,10 +40,24 @@ def test_examples_come_from_the_calibration_split_of_the_corpora(data_dir: Path)
     assert all(reply in calibration for _, reply in examples)
 
 
-def test_the_policy_shows_the_examples_and_stops_at_the_end_of_a_line() -> None:
+def test_the_policy_shows_the_examples_as_turns_and_stops_at_the_end_of_a_line() -> None:
     backend = ScriptedBackend(["Sounds fun!"])
     policy = LLMChatPolicy(backend, examples=[("Any plans?", "Just hiking.")])
     assert policy.propose(Trajectory("Hi there"), None, 1)[0].action == "Sounds fun!"
-    system = backend.requests[0][0].content
-    assert system.endswith(f"{EXAMPLES_HEADER}\n\nA: Any plans?\nB: Just hiking.")
+    sent = backend.requests[0]
+    assert sent[0].role == "system" and sent[0].content.endswith(EXAMPLES_HEADER)
+    assert [(m.role, m.content) for m in sent[1:]] == [
+        ("user", "Any plans?"),
+        ("assistant", "Just hiking."),
+        ("user", "Hi there"),
+    ]
     assert policy.stop == ("\n",) and policy.max_tokens == 60
+
+
+def test_a_reply_that_repeats_its_instructions_is_never_a_candidate() -> None:
+    parrot = "You are a friendly companion who engages in casual small talk. Keep replies brief"
+    backend = ScriptedBackend([parrot, "Nice, where to?"])
+    policy = LLMChatPolicy(backend)
+    first = policy.propose(Trajectory("Hi there"), None, 1)[0]
+    assert not first.valid and "instructions repeated" in (first.error or "")
+    assert policy.propose(Trajectory("Going away"), None, 1)[0].action == "Nice, where to?"

@@ -61,6 +61,12 @@ def rejected_by(overlays: list[Overlay], context: tuple[Turn, ...], reply: str) 
             "non-words",
         ),
         ("Mне нравится hiking и походы в горы", "mixed_scripts", "mixed scripts"),
+        ("A: Miley Cyrus, I think.", "markup", "markup"),  # a transcript's speaker tag
+        (
+            "Do you remember that? 5.04.14ArgumentParser ArgumentParserArgumentParser",
+            "non_words",
+            "non-words",
+        ),
     ],
 )
 def test_degenerate_replies_are_rejected_and_named(
@@ -82,6 +88,7 @@ def test_degenerate_replies_are_rejected_and_named(
         "I was in Paris in 2019 <3 it was lovely.",
         "I like to go hiking on the weekends, and you?",
         "Je fais de la randonnée le week-end.",
+        "We grew up in the 1990s, and I got my iPhone on the 4th at 5pm.",
     ],
 )
 def test_ordinary_replies_pass(degenerate_overlays: list[Overlay], reply: str) -> None:

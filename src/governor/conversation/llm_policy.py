@@ -1,12 +1,14 @@
 """A chat model as the base policy: candidate replies for the dialogue so far, through a backend.
 
-The request is the system prompt (with example exchanges by people, when given: a base model
-imitates the length and tone it is shown, see :mod:`.examples`), the dialogue as user and
+The request is the system prompt, example exchanges by people when given (as earlier user and
+assistant turns: a base model imitates the length and tone it is shown, and answers in turn
+rather than copying a transcript's speaker tags; see :mod:`.examples`), the dialogue as user and
 assistant messages, and, when the observer has something to say, its feedback as a final system
 note. Replies end at a stop sequence (by default the end of the line: a small-talk turn is one
 line) or after ``max_tokens``. One request asks for ``n`` completions and counts as one LLM call
-(a backend records it). A reply that is empty or not text becomes an invalid candidate, which the
-observer never executes.
+(a backend records it). A reply that is empty, not text, or that repeats the instructions it was
+given (half of its words or more inside a word 4-gram of the system prompt or the note: a base
+model's way of failing) becomes an invalid candidate, which the observer never executes.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from governor.backends.base import Backend, Message
 from governor.config import check_range
 from governor.core import Candidate, Feedback, FeedbackKind, Policy, Trajectory
+from governor.overlays.features.degenerate import echo_share
 from governor.overlays.features.dialogue import as_dialogue
 
 SYSTEM_PROMPT = (
@@ -24,7 +27,8 @@ SYSTEM_PROMPT = (
     " and informal; stay on what the other person is talking about; avoid specific details,"
     " advice and offers of help unless asked."
 )
-EXAMPLES_HEADER = "Replies people gave in casual conversations (match their length and tone):"
+EXAMPLES_HEADER = "The first exchanges below are replies people gave (match their length and tone)."
+ECHO_LIMIT = 0.5  # a reply half made of 4-grams of its instructions repeats them
 NOTE = {
     FeedbackKind.IMPLICIT: "Note from your supervisor about your last reply: {text}",
     FeedbackKind.FORCED: "Your supervisor rejected your reply; write a new one. {text}",
@@ -56,13 +60,15 @@ class LLMChatPolicy(Policy):
         self.n = n
         self.max_tokens = max_tokens
         self.stop = tuple(stop)
+        self.examples = tuple(examples)
         if examples:
-            shown = "\n\n".join(f"A: {turn}\nB: {reply}" for turn, reply in examples)
-            self.system_prompt = f"{system_prompt}\n\n{EXAMPLES_HEADER}\n\n{shown}"
+            self.system_prompt = f"{system_prompt}\n\n{EXAMPLES_HEADER}"
 
     def messages(self, traj: Trajectory, feedback: Feedback | None) -> list[Message]:
-        """The request: system prompt, dialogue, and the feedback as a system note."""
+        """The request: system prompt, example turns, dialogue, the feedback as a system note."""
         out = [Message("system", self.system_prompt)]
+        for turn, reply in self.examples:
+            out += [Message("user", turn), Message("assistant", reply)]
         out += [Message(t.role, t.text) for t in as_dialogue(traj)]
         if feedback is not None:
             out.append(Message("system", NOTE[feedback.kind].format(text=feedback.text)))
@@ -79,7 +85,19 @@ class LLMChatPolicy(Policy):
             max_tokens=self.max_tokens,
             stop=self.stop,
         )
-        return [reply_candidate(c.text) for c in result.completions]
+        told = " ".join(
+            m.content or "" for m in self.messages(traj, feedback) if m.role == "system"
+        )
+        return [_not_an_echo(reply_candidate(c.text), told) for c in result.completions]
+
+
+def _not_an_echo(candidate: Candidate[Any], instructions: str) -> Candidate[Any]:
+    """``candidate``, or an invalid one when it repeats the instructions it was given."""
+    if candidate.valid and echo_share(str(candidate.action), instructions) >= ECHO_LIMIT:
+        return Candidate.invalid(
+            candidate.text, "expected a reply, found its instructions repeated"
+        )
+    return candidate
 
 
 def reply_candidate(text: Any) -> Candidate[Any]:

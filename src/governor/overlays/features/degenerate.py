@@ -10,13 +10,15 @@ Six features, each 0 for ordinary human replies (calibrated on the human corpora
   are (a character repeated in a row is rare in their writing); each invisible character
   (zero-width space, bidi control) adds one;
 - ``non_words``: the share of the reply's words that are no word of the conversation's language
-  (``wordfreq`` has never seen them): numbers and capitalised words inside a sentence (names)
-  are not counted, and the share is taken over at least :data:`MIN_WORDS` words, so that one
+  (``wordfreq`` has never seen them): numbers ("5.04", "1990s", "4th") and capitalised words
+  inside a sentence (names) are not counted, but a word that runs letters into digits or
+  changes case inside ("14ArgumentParser") is, and the share is taken over at least :data:`MIN_WORDS` words, so that one
   odd word in a short reply ("Hmmph.") is not a degenerate reply;
 - ``mixed_scripts``: the share of the reply's words written in a script other than its dominant
   one, a word that mixes scripts ("süreç查model") counting as outside (Han, kana and Hangul are one
   family: Japanese mixes them);
-- ``markup``: HTML/XML tags, code fences, Markdown headings, emphasis and links;
+- ``markup``: HTML/XML tags, code fences, Markdown headings, emphasis and links, and a
+  transcript's speaker tag opening a line ("A: ...", "User: ...");
 - ``echo``: the share of the reply's words inside a word 4-gram of the user's last turn (a
   verbatim echo of the question is 1).
 
@@ -51,9 +53,11 @@ _MARKUP = re.compile(
     r"|```|~~~"  # code fences
     r"|^\s{0,3}#{1,6}\s|^\s{0,3}(?:-{3,}|\*{3,}|_{3,}|={3,})\s*$"  # headings, rules
     r"|\*\*[^*\n]{1,200}\*\*|__[^_\n]{1,200}__"  # bold
-    r"|\[[^\]\n]{1,200}\]\([^)\s]{1,500}\)",  # links
+    r"|\[[^\]\n]{1,200}\]\([^)\s]{1,500}\)"  # links
+    r"|^\s{0,3}(?:[A-Z]|User|Assistant|Human|Person|Speaker ?\d{1,2})\s?:\s",  # speaker tags
     re.MULTILINE,
 )
+_NUMBER = re.compile(r"[\d.,:/-]+(?:st|nd|rd|th|s|am|pm|k)?", re.IGNORECASE)
 
 
 @lru_cache(maxsize=65536)
@@ -131,7 +135,7 @@ def non_word_share(text: str, lang: str = "en") -> float:
     unknown, counted = 0, 0
     for sentence in sentences(text):
         for i, w in enumerate(words(sentence)):
-            if any(c.isdigit() for c in w) or (i > 0 and w[:1].isupper() and not w.isupper()):
+            if _NUMBER.fullmatch(w) or (i > 0 and w[:1].isupper() and w[1:].islower()):
                 continue
             counted += 1
             unknown += zipf(w, lang) <= 0
