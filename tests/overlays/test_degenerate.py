@@ -62,6 +62,7 @@ def rejected_by(overlays: list[Overlay], context: tuple[Turn, ...], reply: str) 
         ),
         ("Mне нравится hiking и походы в горы", "mixed_scripts", "mixed scripts"),
         ("A: Miley Cyrus, I think.", "markup", "markup"),  # a transcript's speaker tag
+        ("I had a great time. audienciasetInput", "markup", "markup"),  # a glued code identifier
         (
             "Do you remember that? 5.04.14ArgumentParser ArgumentParserArgumentParser",
             "non_words",
@@ -89,6 +90,7 @@ def test_degenerate_replies_are_rejected_and_named(
         "I like to go hiking on the weekends, and you?",
         "Je fais de la randonnée le week-end.",
         "We grew up in the 1990s, and I got my iPhone on the 4th at 5pm.",
+        "I sell old PowerPoint decks on eBay and chat on WhatsApp.",
     ],
 )
 def test_ordinary_replies_pass(degenerate_overlays: list[Overlay], reply: str) -> None:

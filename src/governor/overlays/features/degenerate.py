@@ -17,8 +17,10 @@ Six features, each 0 for ordinary human replies (calibrated on the human corpora
 - ``mixed_scripts``: the share of the reply's words written in a script other than its dominant
   one, a word that mixes scripts ("süreç查model") counting as outside (Han, kana and Hangul are one
   family: Japanese mixes them);
-- ``markup``: HTML/XML tags, code fences, Markdown headings, emphasis and links, and a
-  transcript's speaker tag opening a line ("A: ...", "User: ...");
+- ``markup``: HTML/XML tags, code fences, Markdown headings, emphasis and links, a transcript's
+  speaker tag opening a line ("A: ...", "User: ..."), and code identifiers glued into words
+  ("audienciasetInput": a lower-case run of four letters or more, then a capital, which names
+  such as "iPhone", "eBay" or "PowerPoint" do not have);
 - ``echo``: the share of the reply's words inside a word 4-gram of the user's last turn (a
   verbatim echo of the question is 1).
 
@@ -54,7 +56,8 @@ _MARKUP = re.compile(
     r"|^\s{0,3}#{1,6}\s|^\s{0,3}(?:-{3,}|\*{3,}|_{3,}|={3,})\s*$"  # headings, rules
     r"|\*\*[^*\n]{1,200}\*\*|__[^_\n]{1,200}__"  # bold
     r"|\[[^\]\n]{1,200}\]\([^)\s]{1,500}\)"  # links
-    r"|^\s{0,3}(?:[A-Z]|User|Assistant|Human|Person|Speaker ?\d{1,2})\s?:\s",  # speaker tags
+    r"|^\s{0,3}(?:[A-Z]|User|Assistant|Human|Person|Speaker ?\d{1,2})\s?:\s"  # speaker tags
+    r"|\b[a-z]{4,}[A-Z]\w*",  # code identifiers: setInput, audienciasetInput
     re.MULTILINE,
 )
 _NUMBER = re.compile(r"[\d.,:/-]+(?:st|nd|rd|th|s|am|pm|k)?", re.IGNORECASE)
