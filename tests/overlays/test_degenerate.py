@@ -21,7 +21,15 @@ from governor.overlays.features.text import words
 from governor.overlays.loader import EMBED_OVERLAYS
 from governor.overlays.rules import Overlay
 
-NAMES = ("repetition", "repeated_symbols", "non_words", "mixed_scripts", "markup", "echo")
+NAMES = (
+    "repetition",
+    "repeated_symbols",
+    "non_words",
+    "mixed_scripts",
+    "markup",
+    "echo",
+    "stray_tail",
+)
 QUESTION = "What do you usually like to do on the weekends?"
 
 
@@ -63,6 +71,8 @@ def rejected_by(overlays: list[Overlay], context: tuple[Turn, ...], reply: str) 
         ("Mне нравится hiking и походы в горы", "mixed_scripts", "mixed scripts"),
         ("A: Miley Cyrus, I think.", "markup", "markup"),  # a transcript's speaker tag
         ("I had a great time. audienciasetInput", "markup", "markup"),  # a glued code identifier
+        ("It was really fun, it was a good time. audiencia", "stray_tail", "stray word"),
+        ("Well, I like Miranda Lambert. mendatang", "stray_tail", "stray word"),
         (
             "Do you remember that? 5.04.14ArgumentParser ArgumentParserArgumentParser",
             "non_words",
@@ -91,6 +101,8 @@ def test_degenerate_replies_are_rejected_and_named(
         "Je fais de la randonnée le week-end.",
         "We grew up in the 1990s, and I got my iPhone on the 4th at 5pm.",
         "I sell old PowerPoint decks on eBay and chat on WhatsApp.",
+        "Exactly. lol",
+        "Haha. Anyway, how was yours?",
     ],
 )
 def test_ordinary_replies_pass(degenerate_overlays: list[Overlay], reply: str) -> None:

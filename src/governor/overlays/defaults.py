@@ -194,6 +194,12 @@ SMALL_TALK: tuple[RuleTemplate, ...] = (
                 "echoes the user's question: {value:.0%} of the reply repeats their words",
                 "answer in your own words instead of repeating the user",
             ),
+            (
+                "stray_tail",
+                "stray_tail",
+                "a stray word after the last sentence, in no language the user speaks",
+                "end with the sentence; add no stray words after it",
+            ),
         )
     ),
 )

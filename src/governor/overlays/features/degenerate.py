@@ -22,7 +22,11 @@ Six features, each 0 for ordinary human replies (calibrated on the human corpora
   ("audienciasetInput": a lower-case run of four letters or more, then a capital, which names
   such as "iPhone", "eBay" or "PowerPoint" do not have);
 - ``echo``: the share of the reply's words inside a word 4-gram of the user's last turn (a
-  verbatim echo of the question is 1).
+  verbatim echo of the question is 1);
+- ``stray_tail``: 1 when the reply ends, after its last full sentence, in a fragment of at most
+  :data:`TAIL_WORDS` words with a lower-case word that is rare in the conversation's language
+  (Zipf frequency under :data:`RARE`: "... a good time. audiencia", a base model's drift into
+  another language), else 0 (people end with "lol", "haha", "anyway", which are common).
 
 The conversation's language is the one of :data:`LANGUAGES` whose word frequencies sum highest
 over the user's words (English when the user has not spoken, on a tie, or at once when 80% of the
@@ -47,6 +51,8 @@ LANGUAGE_TURNS = 3  # the user's turns that decide the conversation's language
 SURE, COMMON = 0.8, 3.0  # the first language, without trying others, if this share is common
 NGRAM = 3  # repeated_ngrams: word 3-grams
 ECHO_NGRAM = 4  # echo: word 4-grams shared with the user's turn
+TAIL_WORDS = 2  # stray_tail: the most words of a trailing fragment
+RARE = 2.5  # stray_tail: a word rarer than this Zipf frequency in the conversation's language
 ZWJ = "\u200d"  # the zero-width joiner inside emoji sequences is not counted as invisible
 _ORDINARY = frozenset(".,;:!?'\"-()*~…/&%$#@+=_")  # punctuation people repeat ("...", "!!!")
 _CJK_FAMILY = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "IDEOGRAPHIC")
@@ -178,6 +184,19 @@ def echo_share(candidate: str, previous: str, n: int = ECHO_NGRAM) -> float:
     return sum(covered) / len(mine)
 
 
+def stray_tail_of(text: str, lang: str = "en") -> float:
+    """1.0 when ``text`` ends after its last sentence in a short fragment holding a lower-case
+    word rare in ``lang`` (see the module doc), else 0.0."""
+    parts = sentences(text)
+    if len(parts) < 2:
+        return 0.0
+    tail = words(parts[-1])
+    if not 0 < len(tail) <= TAIL_WORDS:
+        return 0.0
+    rare = [w for w in tail if w.isalpha() and w.islower() and zipf(w, lang) < RARE]
+    return 1.0 if rare else 0.0
+
+
 def _register(name: str, unit: str, description: str, high: float = 1.0) -> Any:
     return register(name, range=(0.0, high), unit=unit, description=description)
 
@@ -222,3 +241,8 @@ def markup(context: Dialogue, candidate: str, *, res: Resources = DEFAULT_RESOUR
 def echo(context: Dialogue, candidate: str, *, res: Resources = DEFAULT_RESOURCES) -> float:
     previous = last(context, "user")
     return 0.0 if previous is None else echo_share(candidate, previous)
+
+
+@_register("stray_tail", "flag", "a short trailing fragment with a word rare in the language")
+def stray_tail(context: Dialogue, candidate: str, *, res: Resources = DEFAULT_RESOURCES) -> float:
+    return stray_tail_of(candidate, language(context))
