@@ -13,6 +13,8 @@ mapping::
       loading door: is_open(dock_door)
     rules:                          # optional: LTL formulas (infix) that hold on every trace
       - "!(is_open(dock_door) & is_switchedon(alarm))"
+    init: [agent_at(lobby)]         # optional, with moves, actions and invariants: the actions
+    actions: [...]                  # of the conflicts check (:mod:`governor.ltl.domain_actions`)
 
 An alias phrase has one to three words (a leading "the" or "a" is dropped) and names an object:
 a bare proposition, a place, or an argument of a proposition; a proposition with one argument
@@ -21,27 +23,31 @@ operators holds at every step (it is read as ``G rule``); the rules must be sati
 Every error names the file, the field and what was expected; unknown keys are errors. At most
 :data:`MAX_NAMES` propositions and :data:`MAX_PLACES` places.
 
-World-free: imports the error tree, the file readers and the LTL domain, lexicon and parser.
+World-free: imports the error tree, the file readers and the LTL domain, lexicon, parser and
+action domains.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from governor.errors import ConfigError, SpecError, expected
 from governor.files import load_mapping
 from governor.ltl import lexicon as lx
+from governor.ltl.actions import ActionDomain
 from governor.ltl.domain import Domain, proposition_args, spelling_key
+from governor.ltl.domain_actions import FIELDS as ACTION_FIELDS
+from governor.ltl.domain_actions import compile_actions
 from governor.ltl.operators import Always
 from governor.ltl.parser import atom, parse
 from governor.ltl.satisfiability import find_trace
 from governor.ltl.simplify import conj
 from governor.ltl.syntax import Formula
 
-FIELDS = ("name", "propositions", "places", "aliases", "rules")
+FIELDS = ("name", "propositions", "places", "aliases", "rules", *ACTION_FIELDS)
 """The keys a domain file may have."""
 MAX_NAMES = 1000
 """Most propositions (with places) a user domain may have."""
@@ -178,8 +184,23 @@ def _check_rules(domain: Domain, pre: str) -> None:
         raise ConfigError(f"{pre}rules: no trace of the domain satisfies them all together")
 
 
+@dataclass(frozen=True)
+class DomainFile:
+    """What a domain file describes: the domain, its actions (None without ``actions``, ``moves``,
+    ``init`` or ``invariants``) and its rules as (text, formula) pairs, in the file's order."""
+
+    domain: Domain
+    actions: ActionDomain | None
+    rules: tuple[tuple[str, Formula], ...]
+
+
 def load_domain_file(path: str | Path) -> Domain:
     """The domain a YAML or JSON domain file describes (see the module's docstring)."""
+    return read_domain_file(path).domain
+
+
+def read_domain_file(path: str | Path) -> DomainFile:
+    """The domain, actions and rules of a YAML or JSON domain file, every part checked."""
     path = Path(path)
     data = load_mapping(path)
     unknown = sorted(str(k) for k in data if k not in FIELDS)
@@ -192,9 +213,12 @@ def load_domain_file(path: str | Path) -> Domain:
         raise ConfigError(f"{path}: propositions: missing (a list of propositions)")
     lists = {k: _field(path, data, k, list, "a list") for k in ("propositions", "places", "rules")}
     aliases = _field(path, data, "aliases", dict, "a mapping from phrases to objects")
-    return user_domain(
-        name.strip(), lists["propositions"], lists["places"], aliases, lists["rules"], str(path)
+    texts = lists["rules"]
+    domain = user_domain(
+        name.strip(), lists["propositions"], lists["places"], aliases, texts, str(path)
     )
+    rules = tuple(zip(texts, domain.rules[len(domain.rules) - len(texts) :], strict=True))
+    return DomainFile(domain, compile_actions(data, domain, str(path)), rules)
 
 
 def _field(path: Path, data: Mapping[str, Any], key: str, kind: type, what: str) -> Any:
