@@ -73,6 +73,7 @@ def rejected_by(overlays: list[Overlay], context: tuple[Turn, ...], reply: str) 
         ("I had a great time. audienciasetInput", "markup", "markup"),  # a glued code identifier
         ("It was really fun, it was a good time. audiencia", "stray_tail", "stray word"),
         ("Well, I like Miranda Lambert. mendatang", "stray_tail", "stray word"),
+        ("I would say Miranda Lambert. Kemudian", "stray_tail", "stray word"),
         (
             "Do you remember that? 5.04.14ArgumentParser ArgumentParserArgumentParser",
             "non_words",

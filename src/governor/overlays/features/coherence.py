@@ -77,6 +77,9 @@ def points(embed: Embed, text: str) -> np.ndarray:
 
 def embedding_coherence(embed: Embed, previous: str, candidate: str) -> float:
     """1 - information gain / its value for orthogonal sets, in [0, 1]."""
+    prefetch = getattr(embed, "prefetch", None)
+    if callable(prefetch):
+        prefetch([previous, candidate])  # one batch for the texts this check has not seen
     gain, most = information_gain(points(embed, previous), points(embed, candidate))
     return float(np.clip(1.0 - gain / most, 0.0, 1.0)) if most > 0 else 1.0
 

@@ -24,7 +24,7 @@ Six features, each 0 for ordinary human replies (calibrated on the human corpora
 - ``echo``: the share of the reply's words inside a word 4-gram of the user's last turn (a
   verbatim echo of the question is 1);
 - ``stray_tail``: 1 when the reply ends, after its last full sentence, in a fragment of at most
-  :data:`TAIL_WORDS` words with a lower-case word that is rare in the conversation's language
+  :data:`TAIL_WORDS` words with a word that is rare in the conversation's language
   (Zipf frequency under :data:`RARE`: "... a good time. audiencia", a base model's drift into
   another language), else 0 (people end with "lol", "haha", "anyway", which are common).
 
@@ -193,7 +193,7 @@ def stray_tail_of(text: str, lang: str = "en") -> float:
     tail = words(parts[-1])
     if not 0 < len(tail) <= TAIL_WORDS:
         return 0.0
-    rare = [w for w in tail if w.isalpha() and w.islower() and zipf(w, lang) < RARE]
+    rare = [w for w in tail if w.isalpha() and zipf(w.lower(), lang) < RARE]
     return 1.0 if rare else 0.0
 
 
