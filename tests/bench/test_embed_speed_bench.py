@@ -24,7 +24,7 @@ def test_auc_ranks_positives_above_negatives() -> None:
 def test_methods_are_checked() -> None:
     assert embed_speed.methods("static, offline") == ["static", "offline"]
     with pytest.raises(ConfigError, match="some of offline"):
-        embed_speed.EmbedSpeedConfig(methods="onnx")
+        embed_speed.EmbedSpeedConfig(methods="onnx-int4")
 
 
 def test_shift_pairs_are_the_held_out_labelled_turns(data_dir: Path) -> None:

@@ -79,7 +79,7 @@ def test_chat_settings_show_the_model_human_exchanges() -> None:
     settings = load_settings(None)
     policy = settings.make_policy(lambda _config: ScriptedBackend([]))
     assert isinstance(policy, LLMChatPolicy)
-    assert EXAMPLES_HEADER in policy.system_prompt and policy.system_prompt.count("\nB: ") == 4
+    assert EXAMPLES_HEADER in policy.system_prompt and len(policy.examples) == 4
     assert policy.max_tokens == 60 and policy.stop == ("\n",)
 
 
@@ -88,6 +88,7 @@ def test_chat_settings_without_examples(tmp_path: Path) -> None:
     path.write_text("policy: {examples: 0}\n")
     policy = load_settings(path).make_policy(lambda _config: ScriptedBackend([]))
     assert isinstance(policy, LLMChatPolicy) and EXAMPLES_HEADER not in policy.system_prompt
+    assert policy.examples == ()
 
 
 def test_lang2ltl_reads_the_answer_a_base_model_ran_on_after() -> None:

@@ -1,6 +1,7 @@
 """`governor bench embed-speed`: the small-talk observer's time per turn and coherence's AUC, per
-embedding: none (lexical proxies), the MiniLM transformer (each candidate encoded when a feature
-first asks, or all candidates of an attempt in one batch), and its distilled static table.
+embedding: none (lexical proxies), the MiniLM transformer on torch and on ONNX Runtime (fp32, and
+dynamically quantised int8; each candidate encoded when a feature first asks, or with
+``-batched`` all candidates of an attempt in one batch), and its distilled static table.
 
 Time: the observer around the offline retrieval responder (not a model), ``candidates`` replies
 per attempt, users replaying held-out human openings; a turn's guard time is its wall time minus
@@ -39,7 +40,16 @@ from governor.worlds.smalltalk.responder import RetrievalResponder
 from governor.worlds.smalltalk.settings import conversations_dir
 from governor.worlds.smalltalk.user_sim import human_openings
 
-METHODS = ("offline", "transformer", "transformer-batched", "static")
+METHODS = (
+    "offline",
+    "transformer",
+    "transformer-batched",
+    "onnx",
+    "onnx-batched",
+    "onnx-int8",
+    "onnx-int8-batched",
+    "static",
+)
 TIAGE = tuple(f"tiage_personachat/anno_{s}.json" for s in ("train", "dev", "test"))
 
 
@@ -128,9 +138,14 @@ def _embedding(method: str) -> Embed | None:
         from governor.overlays.embed_static import static_embed
 
         return static_embed()
-    from governor.overlays.embed import local_embed
+    from governor.overlays import embed as local
 
-    model = local_embed()
+    model: local.LocalEmbed | local.OnnxEmbed
+    if method.startswith("transformer"):
+        model = local.torch_embed()
+    else:
+        model = local.onnx_embed(quantised=method.startswith("onnx-int8"))
+    model.prefetch(["a first pass, so that no row pays the runtime's warm-up"])
     model.clear()
     return model
 
@@ -139,7 +154,7 @@ def measure(method: str, cfg: EmbedSpeedConfig, data: Path, pairs: Sequence[Any]
     """One method's guard milliseconds per turn and AUC."""
     embed = _embedding(method)
     overlays = load_overlays(EMBED_OVERLAYS if embed else DEFAULT_OVERLAYS, embed=embed)
-    prefetch = getattr(embed, "prefetch", None) if method == "transformer-batched" else None
+    prefetch = getattr(embed, "prefetch", None) if method.endswith("-batched") else None
     policy = _TimedPolicy(RetrievalResponder.from_corpora(data, seed=cfg.seed), prefetch)
     small_talk = SmallTalkConfig(n_candidates=cfg.candidates, seed=cfg.seed)
     observer = small_talk_observer(policy, overlays, config=small_talk)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from governor.overlays.embed import MAX_TOKENS, MODEL_SHA256, LocalEmbed, local_embed
+from governor.overlays.embed import MAX_TOKENS, MODEL_SHA256, LocalEmbed, torch_embed
 from governor.overlays.features.text import STOPWORDS
 
 BATCH = 2048  # vocabulary pieces per forward pass while distilling
@@ -107,7 +107,7 @@ def cache_file() -> Path:
 @lru_cache(maxsize=1)
 def static_embed() -> StaticEmbed:
     """The shared static embedding, distilled on first use and then read from the cache."""
-    model = local_embed()
+    model = torch_embed()
     path = cache_file()
     table = None
     if path.is_file():
