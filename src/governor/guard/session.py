@@ -22,9 +22,9 @@ Blocking work runs in a worker thread (``asyncio.to_thread``); calls on one sess
 serialised by an ``asyncio.Lock`` (and a thread lock, for the sync variants, which refuse to run
 inside a running event loop). With a store that several processes share (``store.shared``), each
 call also holds the store's lock on the session and re-reads the session's state under it, so
-instances serve a session in turn; the session keeps no state between calls then. Imports the
-core types, the observer, the trace records, the supervision package and the guard's messages,
-state, store, summary and supervision.
+instances serve a session in turn; the session keeps no state between calls then. The work of
+each call is in :mod:`.session_steps`; this module adds the API and the locks. Imports the
+observer, the operator acts and the guard's messages, state, store, supervision and steps.
 """
 
 from __future__ import annotations
@@ -32,33 +32,19 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-import json
 import threading
-import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from governor.core import Decision, DecisionKind, Trajectory, Verdict
-from governor.errors import ConfigError, expected
-from governor.guard.messages import (
-    Conversation,
-    Message,
-    Reply,
-    Sampling,
-    conversation_from,
-    reply_from,
-    reply_of,
-)
-from governor.guard.state import SessionState, state_from_json, state_to_json
+from governor.errors import ConfigError
+from governor.guard.messages import Sampling
+from governor.guard.session_steps import CheckResult, GuardReply, SessionSteps
+from governor.guard.state import SessionState
 from governor.guard.store import SessionStore, shared_lock
-from governor.guard.summary import decision_summary, supervision_summary, verdicts_summary
 from governor.guard.supervision import GuardSupervision
 from governor.observer import Observer
-from governor.supervision import SupervisorDecision, SupervisorState
-from governor.supervision.operator import ActKind, OperatorAct
-from governor.trace.record import decision_record
+from governor.supervision.operator import ActKind
 
 T = TypeVar("T")
 
@@ -72,35 +58,7 @@ class SyncInLoopError(ConfigError):
     """A sync variant was called inside a running event loop (await the async one instead)."""
 
 
-@dataclass(frozen=True)
-class GuardReply:
-    """The guard's answer: the reply (text or tool calls), the decision, its JSON summary."""
-
-    reply: Reply
-    decision: Decision
-    summary: Mapping[str, Any]
-
-    @property
-    def message(self) -> dict[str, Any]:
-        """The reply as an OpenAI assistant message."""
-        return self.reply.to_dict()
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """The verdicts on one candidate, and their JSON summary."""
-
-    admissible: bool
-    verdicts: tuple[Verdict, ...]
-    summary: Mapping[str, Any]
-
-
-def _key(m: Message) -> tuple[Any, ...]:
-    calls = tuple((c.id, c.name, json.dumps(c.args(), sort_keys=True)) for c in m.tool_calls)
-    return (m.role, m.content or "", calls, m.tool_call_id)
-
-
-class GuardSession:
+class GuardSession(SessionSteps):
     """See the module doc. Get one from :meth:`governor.guard.Guard.session`."""
 
     def __init__(
@@ -194,26 +152,7 @@ class GuardSession:
     def commit_sync(self, candidate: Any, *, messages: Sequence[Any] | None = None) -> CheckResult:
         return _sync("commit", lambda: self.commit(candidate, messages=messages))
 
-    @property
-    def state(self) -> SessionState:
-        """The session's state after its last saved decision (read from the store once; from a
-        shared store, again at the start of each call)."""
-        if self._state is None:
-            saved = self.store.load(self.id)
-            constraints = self.observer.constraints
-            where = f"session {self.id}"
-            state = (
-                SessionState(memory={c.name: c.initial_state(None) for c in constraints})
-                if saved is None
-                else state_from_json(saved, constraints, where)
-            )
-            if self.supervision is not None:
-                sup = self.supervision.restored(state.supervisor, where)
-                state = replace(state, supervisor=sup)
-            self._state = state
-        return self._state
-
-    # ------------------------------------------------------------------ work (worker thread)
+    # ------------------------------------------------------------------ the worker thread
 
     def _inline_ready(self) -> bool:
         state = self._state
@@ -240,188 +179,6 @@ class GuardSession:
                     return fn(*args)
             finally:
                 self._state = None
-
-    def _operate(self, kind: ActKind, who: str, why: str, mode: str | None) -> SessionState:
-        state = self.state
-        if self.supervision is None and kind not in (ActKind.PAUSE, ActKind.RESUME, ActKind.END):
-            wanted = "pause, resume or end (this guard's policy has no modes)"
-            raise ConfigError(f"operator act: {expected(wanted, kind.value)}")
-        if state.ended:
-            raise ConfigError(f"operator act {kind}: {expected('an open session', 'an ended one')}")
-        act = OperatorAct(kind, who, why, time.time(), mode, state.t)
-        sup = state.supervisor
-        if self.supervision is not None and sup is not None:
-            sup = self.supervision.supervisor.operate(
-                sup, kind, who=who, why=why, mode=mode, at=act.at
-            )
-        after = replace(state, acts=(*state.acts, act), supervisor=sup)
-        record = {"type": "operator", "episode": self.id, "t": state.t, "act": act.to_json()}
-        self.store.save(self.id, state_to_json(after, self.observer.constraints), record)
-        self._state = after
-        return after
-
-    def _reset(self) -> bool:
-        if self.store.load(self.id) is None:
-            return False
-        constraints = self.observer.constraints
-        old = self.state
-        sup = old.supervisor
-        fresh = SessionState(
-            memory={c.name: c.initial_state(None) for c in constraints},
-            acts=old.acts,
-            supervisor=None
-            if self.supervision is None or sup is None
-            else self.supervision.restart(sup),
-        )
-        record = {"type": "reset", "episode": self.id, "t": 0}
-        self.store.save(self.id, state_to_json(fresh, constraints), record)
-        self._state = None  # read again from the store on the next call
-        return True
-
-    def _catch_up(
-        self,
-        messages: Sequence[Any] | None,
-        tools: Sequence[Any] | None,
-        sampling: Sampling | None = None,
-    ) -> tuple[Trajectory, int]:
-        state = self.state
-        known = state.messages
-        given = known if messages is None else conversation_from(messages)
-        for i, m in enumerate(known):
-            if i >= len(given) or _key(given[i]) != _key(m):
-                found = "nothing" if i >= len(given) else repr(given[i].to_dict())[:200]
-                raise ConfigError(
-                    f"session {self.id}: messages[{i}]: expected the session's message"
-                    f" {m.to_dict()!r:.200}, found {found} (a session's history cannot change)"
-                )
-        conv = Conversation(known, tuple(tools or ()), sampling or Sampling())
-        traj = Trajectory(conv, memory=state.memory, feedback=state.feedback)
-        t = state.t
-        for m in given[len(known) :]:
-            if m.role == "assistant":
-                traj, t = self._advance(traj, reply_of(m), "executed by the client"), t + 1
-            else:
-                traj = replace(traj, observation=traj.observation.then(m))
-        return traj, t
-
-    def _advance(self, traj: Trajectory, reply: Reply, reason: str) -> Trajectory:
-        decision = Decision(DecisionKind.EXECUTE, reply, reason=reason)
-        return self.observer.commit(traj, decision, traj.observation.then(reply.message()))
-
-    def _save(
-        self,
-        traj: Trajectory,
-        t: int,
-        record: Mapping[str, Any],
-        supervisor: SupervisorState | None = None,
-    ) -> None:
-        conv = traj.observation
-        sup = supervisor or self.state.supervisor
-        state = SessionState(
-            conv.messages, dict(traj.memory), traj.feedback, t, self.state.acts, sup
-        )
-        self.store.save(self.id, state_to_json(state, self.observer.constraints), record)
-        self._state = state
-
-    def _respond(
-        self, messages: Sequence[Any], tools: Sequence[Any] | None, sampling: Sampling
-    ) -> GuardReply:
-        start = time.perf_counter()
-        if self.state.paused or self.state.ended:
-            return self._held(start)
-        traj, t = self._catch_up(messages, tools, sampling)
-        texts, sup = self.texts, self._supervise(traj)
-        if sup is not None and not sup.acts:  # the supervisor waits: no model is called
-            assert self.supervision is not None
-            decision, reply = sup.as_decision(), Reply(self.supervision.text_for(sup))
-            after = replace(traj, observation=traj.observation.then(reply.message()))
-        else:
-            observer = self.observer
-            if sup is not None and sup.mode is not None and self.supervision is not None:
-                observer = self.supervision.observer(sup.mode)
-                texts = dict(self.supervision.texts_for(sup.mode))
-            decision = observer.step(traj)
-            if decision.executed and isinstance(decision.action, Reply):
-                reply = decision.action
-                after, t = self._advance(traj, reply, decision.reason), t + 1
-                after = replace(after, feedback=decision.feedback if decision.feedback else None)
-            else:  # nothing admissible was executed: say the default text, commit nothing
-                reply = Reply(texts["default"])
-                after = replace(traj, observation=traj.observation.then(reply.message()))
-        extra: dict[str, Any] = {"reply": reply.to_dict()}
-        if sup is not None and self.supervision is not None:
-            extra.update(self.supervision.record(sup, decision if sup.acts else None))
-        record = decision_record(decision, episode=self.id, t=t, extra=extra)
-        try:
-            self._save(after, t, record, None if sup is None else sup.state)
-        except Exception as exc:
-            reply = Reply(texts["check_failed"])
-            decision = replace(
-                decision,
-                kind=DecisionKind.FALLBACK,
-                action=reply,
-                reason=f"{decision.reason}; the session store failed, so the step fails closed",
-                errors=(*decision.errors, f"store: {type(exc).__name__}: {exc}"),
-            )
-        seconds = time.perf_counter() - start
-        summary = decision_summary(decision, reply, session=self.id, t=t, seconds=seconds)
-        if sup is not None:
-            summary["supervision"] = supervision_summary(sup, decision if sup.acts else None)
-        return GuardReply(reply, decision, summary)
-
-    def _supervise(self, traj: Trajectory) -> SupervisorDecision | None:
-        """The supervisor's step on the messages new since the last saved state (None: no
-        supervision)."""
-        state = self.state
-        if self.supervision is None or state.supervisor is None:
-            return None
-        new = traj.observation.messages[len(state.messages) :]
-        return self.supervision.step(state.supervisor, new)
-
-    def _held(self, start: float) -> GuardReply:
-        """A paused or ended session's answer: the default text; no model, no state change."""
-        how = "ended" if self.state.ended else "paused"
-        reason = f"the session is {how} by an operator; the upstream was not called"
-        reply = Reply(self.texts["default"])
-        decision = Decision(DecisionKind.DEFER, None, reason=reason)
-        seconds = time.perf_counter() - start
-        summary = decision_summary(
-            decision, reply, session=self.id, t=self.state.t, seconds=seconds
-        )
-        sup = self.state.supervisor
-        if self.supervision is not None and sup is not None:  # what the supervisor says (unsaved)
-            summary["supervision"] = supervision_summary(self.supervision.step(sup, ()), None)
-        return GuardReply(reply, decision, {**summary, "kind": how, how: True})
-
-    def _judge(self) -> Observer:
-        """The observer whose constraints judge a candidate now (with modes: the current one's)."""
-        sup = self.state.supervisor
-        if self.supervision is None or sup is None:
-            return self.observer
-        return self.supervision.observer_for(sup)
-
-    def _check(self, candidate: Any, messages: Sequence[Any] | None) -> CheckResult:
-        reply = reply_from(candidate)
-        traj, _ = self._catch_up(messages, None)
-        verdicts = self._judge().verdicts(traj, reply)
-        summary = {"session": self.id, **verdicts_summary(verdicts)}
-        return CheckResult(all(v.admissible for v in verdicts), verdicts, summary)
-
-    def _commit_executed(self, candidate: Any, messages: Sequence[Any] | None) -> CheckResult:
-        reply = reply_from(candidate)
-        traj, t = self._catch_up(messages, None)
-        verdicts = self._judge().verdicts(traj, reply)
-        after = self._advance(traj, reply, "executed by the client")
-        summary = {"session": self.id, "t": t + 1, **verdicts_summary(verdicts)}
-        record = {
-            "type": "commit",
-            "episode": self.id,
-            "t": t + 1,
-            "action": reply.to_dict(),
-            **summary,
-        }
-        self._save(after, t + 1, record)
-        return CheckResult(all(v.admissible for v in verdicts), verdicts, summary)
 
 
 def _sync(name: str, make: Callable[[], Coroutine[Any, Any, T]]) -> T:
