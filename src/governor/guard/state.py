@@ -14,7 +14,7 @@ the guard's messages and constraints.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,13 +44,23 @@ class SessionState:
     @property
     def paused(self) -> bool:
         """Paused by an operator (and not resumed since)."""
-        last = [a.kind for a in self.acts if a.kind in (ActKind.PAUSE, ActKind.RESUME)]
-        return bool(last) and last[-1] is ActKind.PAUSE
+        return operator_status(a.kind for a in self.acts)[0]
 
     @property
     def ended(self) -> bool:
         """Ended by an operator, for good."""
-        return any(a.kind is ActKind.END for a in self.acts)
+        return operator_status(a.kind for a in self.acts)[1]
+
+
+def operator_status(kinds: Iterable[str]) -> tuple[bool, bool]:
+    """(paused, ended) after operator acts of these kinds, oldest first (names or ActKinds):
+    paused when the last pause or resume was a pause; ended after any end."""
+    paused = ended = False
+    for kind in kinds:
+        if kind == ActKind.PAUSE or kind == ActKind.RESUME:
+            paused = kind == ActKind.PAUSE
+        ended = ended or kind == ActKind.END
+    return paused, ended
 
 
 def state_to_json(state: SessionState, constraints: Sequence[Constraint]) -> dict[str, Any]:

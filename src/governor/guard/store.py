@@ -18,8 +18,8 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Iterator, Mapping, MutableSequence
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -141,7 +141,7 @@ class SqliteStore:
         self._local = threading.local()
         self._open: list[sqlite3.Connection] = []
         self._open_lock = threading.Lock()
-        weakref.finalize(self, _close_all, self._open, self._open_lock)
+        weakref.finalize(self, close_all, self._open, self._open_lock)
         try:
             with self._db() as db:
                 use_wal(db, self.timeout_s)
@@ -175,7 +175,7 @@ class SqliteStore:
 
     def close(self) -> None:
         """Close every thread's connection (a later call opens a new one)."""
-        _close_all(self._open, self._open_lock)
+        close_all(self._open, self._open_lock)
         self._local = threading.local()
 
     def load(self, session_id: str) -> Mapping[str, Any] | None:
@@ -238,9 +238,14 @@ class SqliteStore:
         return [json.loads(r[0]) for r in rows]
 
 
-def _close_all(conns: list[sqlite3.Connection], lock: threading.Lock) -> None:
+def close_all(
+    conns: MutableSequence[Any], lock: threading.Lock, errors: tuple[type[Exception], ...] = ()
+) -> None:
+    """Close and forget every connection in ``conns`` (taken under ``lock``); an error of a type
+    in ``errors`` while closing one is ignored (a broken connection is closed already)."""
     with lock:
         closing = list(conns)
         conns.clear()
-    for db in closing:
-        db.close()
+    for conn in closing:
+        with suppress(*errors):
+            conn.close()

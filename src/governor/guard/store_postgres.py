@@ -28,7 +28,7 @@ from contextlib import contextmanager, suppress
 from types import ModuleType
 from typing import Any
 
-from governor.guard.store import PROBE_ID, StoreError, _encoded
+from governor.guard.store import PROBE_ID, StoreError, _encoded, close_all
 
 NAMESPACE = 0x676F76
 """The first key of every advisory lock this store takes (the second: the session id's hash)."""
@@ -65,15 +65,6 @@ def _psycopg() -> ModuleType:
             f"postgres store: expected psycopg (pip install -e '.[postgres]' in the governor checkout), found {exc}"
         ) from None
     return psycopg
-
-
-def _close_idle(idle: deque[Any], lock: threading.Lock, error: type[Exception]) -> None:
-    with lock:
-        conns = list(idle)
-        idle.clear()
-    for conn in conns:
-        with suppress(error):
-            conn.close()
 
 
 def describe_dsn(dsn: str) -> tuple[str, str]:
@@ -118,7 +109,7 @@ class PostgresStore:
         self.pool_size = pool_size
         self._idle: deque[Any] = deque()
         self._idle_lock = threading.Lock()
-        weakref.finalize(self, _close_idle, self._idle, self._idle_lock, self._pg.Error)
+        weakref.finalize(self, close_all, self._idle, self._idle_lock, (self._pg.Error,))
         self._held = threading.local()
         conn = self._connect("create the tables")
         try:
@@ -194,7 +185,7 @@ class PostgresStore:
     def close(self) -> None:
         """Close the idle connections (calls in flight keep theirs until they end); also done
         when the store is garbage-collected."""
-        _close_idle(self._idle, self._idle_lock, self._pg.Error)
+        close_all(self._idle, self._idle_lock, (self._pg.Error,))
 
     def _holding(self) -> dict[str, Any]:
         held: dict[str, Any] | None = getattr(self._held, "conns", None)

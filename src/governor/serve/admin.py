@@ -36,6 +36,7 @@ from governor.errors import ConfigError, expected
 from governor.files import json_loads
 from governor.guard import Guard
 from governor.guard.facade import MAX_SESSION_ID
+from governor.guard.state import operator_status
 from governor.serve.auth import checked_digest, digest
 from governor.serve.errors import ApiError, bad_request
 
@@ -141,11 +142,12 @@ class Admin:
             raise _not_found(session)
         state = state or {}
         acts = state.get("operator") or []
+        paused, ended = operator_status(a.get("kind") for a in acts)
         answer = {
             "object": "governor.session",
             "session": session,
-            "paused": _paused(acts),
-            "ended": any(a.get("kind") == "end" for a in acts),
+            "paused": paused,
+            "ended": ended,
             "t": state.get("t", 0),
             "messages": state.get("messages", []),
             "monitors": state.get("memory", {}),
@@ -163,11 +165,6 @@ def _supervision(saved: dict[str, Any]) -> dict[str, Any]:
     keys = ("mode", "engaged", "operator_mode", "paused", "ended", "t", "refusals",
             "cooldown_until", "counts", "audit")  # fmt: skip
     return {k: saved.get(k) for k in keys}
-
-
-def _paused(acts: list[dict[str, Any]]) -> bool:
-    toggles = [a.get("kind") for a in acts if a.get("kind") in ("pause", "resume")]
-    return bool(toggles) and toggles[-1] == "pause"
 
 
 async def _body(request: Request) -> dict[str, Any]:
