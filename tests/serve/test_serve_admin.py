@@ -220,3 +220,23 @@ def test_a_session_id_with_a_slash_is_addressed(admin_base: str, server: FakeOpe
         paused = http.post("/admin/sessions/team/ann/pause", headers=ADMIN)
     assert shown.json()["session"] == "team/ann" and shown.json()["t"] == 1
     assert paused.json()["session"] == "team/ann"
+
+
+@pytest.mark.parametrize(
+    ("body", "found"),
+    [
+        (b"\xff\xfe not utf-8", "expected JSON"),
+        (b"[" * 100_000 + b"]" * 100_000, "at most"),
+        (b'{"who": ' + b"[" * 3_000 + b"]" * 3_000 + b"}", "expected JSON"),
+        (b'["pause"]', "a JSON object"),
+        (b'{"why": ""}', "why"),
+    ],
+)
+def test_a_bad_operator_act_body_is_a_clear_400_and_nothing_is_recorded(
+    admin_base: str, guard: Guard, body: bytes, found: str
+) -> None:
+    with httpx.Client(base_url=admin_base) as http:
+        answer = http.post("/admin/sessions/b1/pause", headers=ADMIN, content=body)
+    assert answer.status_code == 400, answer.text
+    assert found in answer.json()["error"]["message"]
+    assert guard.store.load("b1") is None  # no act was recorded
