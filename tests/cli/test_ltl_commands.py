@@ -282,7 +282,7 @@ def test_batch_input_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     text = write(tmp_path / "s.txt", "# nothing\n\n")
     with pytest.raises(ConfigError, match="expected 1 to 10,000 sentences, one a line"):
         run("translate", "--file", str(text))
-    monkeypatch.setattr("governor.cli.ltl.MAX_SENTENCES", 2)
+    monkeypatch.setattr("governor.cli.ltl_batch.MAX_SENTENCES", 2)
     text = write(tmp_path / "s.txt", "a\nb\nc\n")
     with pytest.raises(ConfigError, match="found '3 sentences'"):
         run("translate", "--file", str(text))

@@ -12,7 +12,6 @@ and prints ``{"steps": [...], "final": ...}``; exit status 1 when the trace viol
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -20,39 +19,29 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from governor.cli.ltl_batch import (
+    BATCH_HELP,
+    alternatives,
+    batch_command,
+    print_json,
+    translate_sentences,
+)
+from governor.cli.ltl_check import add_check_parser
 from governor.cli.ltl_conflicts import add_conflicts_parser
-from governor.errors import ConfigError, SpecError, expected
-from governor.files import read_text, write_json
+from governor.errors import ConfigError, expected
 from governor.flags import add_backend_args, backend_config_from_args
 from governor.ltl.domain import Domain
 from governor.ltl.domain_file import flag_domain, load_domain_file
-from governor.ltl.english import english
-from governor.ltl.lang2ltl import translate_all
-from governor.ltl.monitor import Monitor, MonitorVerdict
-from governor.ltl.parser import canonical_label, parse, parse_prefix, to_prefix
 from governor.ltl.readings import CONVENTIONS, SAFETY_CHIP
 from governor.ltl.specs import append_specs, spec_from
-from governor.ltl.translate import Translation, translate_offline
 from governor.ltl.verify import verify_view
 from governor.usage import metered
 from governor.worlds.household.ltl_domain import household_domain
 
 DOMAINS = ("household",)
-MAX_SENTENCES = 10_000
-"""Most sentences a ``--file`` may hold."""
-MAX_SENTENCE_CHARS = 1_000
-"""Longest sentence line of a ``--file``; a longer one fails its record."""
 DOMAIN_FILE_HELP = (
     "your domain, YAML or JSON: name, propositions (a list), and optional places, aliases"
     " (phrase -> object) and rules (formulas that always hold); see examples/domains/"
-)
-BATCH_HELP = (
-    "translate the sentences of a text file, one a line (blank lines and lines starting with #"
-    f" are skipped; at most {MAX_SENTENCES:,} sentences of at most {MAX_SENTENCE_CHARS:,}"
-    " characters); prints one summary line; exit status 1 when any sentence failed. With --out"
-    ' (or --json: to stdout) the records are {"domain": NAME, "records": [{"line", "text", "ok",'
-    ' "formula" (infix), "prefix", "pattern", "reading" (English, with the choices made),'
-    ' "error", "ambiguous", "alternatives": [{"formula", "pattern", "reading"}]}, ...]}'
 )
 
 
@@ -85,13 +74,7 @@ def add_ltl_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     tr.add_argument("--json", action="store_true", help="print JSON instead of tables")
     tr.set_defaults(handler=translate_command)
-    ck = sub.add_parser("check", help="monitor a trace; exit status 1 when it is violated")
-    ck.add_argument("--formula", required=True, help="the formula (infix unless --prefix)")
-    ck.add_argument("--prefix", action="store_true", help="the formula is in prefix notation")
-    ck.add_argument(
-        "--trace", type=Path, required=True, help="JSON list of steps, each a list of propositions"
-    )
-    ck.set_defaults(handler=check_command)
+    add_check_parser(sub)
     add_conflicts_parser(sub)
     return ltl
 
@@ -114,15 +97,6 @@ def _domain(args: argparse.Namespace) -> Domain:
     return household_domain(args.task)
 
 
-def _translate(
-    sentences: list[str], domain: Domain, backend: Any, convention: str
-) -> list[Translation]:
-    """Offline with the named convention, or through ``backend`` (the default convention)."""
-    if backend is None:
-        return [translate_offline(x, domain, convention) for x in sentences]
-    return translate_all(sentences, domain, backend)
-
-
 def translate_command(args: argparse.Namespace, console: Console) -> int:
     """Translate, show the verification view, and append accepted specs (``--accept``)."""
     if args.file is not None:
@@ -143,9 +117,9 @@ def translate_command(args: argparse.Namespace, console: Console) -> int:
 
         backend = backend_from_config(backend_config_from_args(args))
     if args.file is not None:
-        return _batch(args, domain, backend, console)
+        return batch_command(args, domain, backend, console)
     with metered() as meter:
-        translations = _translate(args.text, domain, backend, args.convention)
+        translations = translate_sentences(args.text, domain, backend, args.convention)
     views = [_with_readings(verify_view(t, domain), t) for t in translations]
     failed = [t.sentence for t in translations if not t.ok]
     write = bool(args.accept) and not failed  # all or nothing: no spec file silently misses one
@@ -154,7 +128,7 @@ def translate_command(args: argparse.Namespace, console: Console) -> int:
         out = {"domain": domain.name, "llm_calls": meter.total.calls, "constraints": views}
         out["llm_failed"] = meter.total.failed
         out["accepted_to"] = str(args.accept) if write else None
-        _print_json(console, out)
+        print_json(console, out)
     else:
         for view in views:
             console.print(_table(view))
@@ -181,56 +155,8 @@ def translate_command(args: argparse.Namespace, console: Console) -> int:
 
 def _with_readings(view: dict[str, Any], t: Any) -> dict[str, Any]:
     """The view with the reading's named choices and any other readings of the sentence."""
-    alternatives = [
-        {"formula": str(a.formula), "pattern": a.pattern, "reading": a.reading}
-        for a in t.alternatives
-    ]
-    return view | {"reading": t.reading, "ambiguous": t.ambiguous, "alternatives": alternatives}
-
-
-def read_sentences(path: Path) -> list[tuple[int, str]]:
-    """(line number, sentence) of each sentence line: blank and ``#`` lines skipped."""
-    lines = [(i, x.strip()) for i, x in enumerate(read_text(path).splitlines(), 1)]
-    out = [(i, x) for i, x in lines if x and not x.startswith("#")]
-    if not out or len(out) > MAX_SENTENCES:
-        what = f"1 to {MAX_SENTENCES:,} sentences, one a line"
-        raise ConfigError(f"{path}: {expected(what, f'{len(out):,} sentences')}")
-    return out
-
-
-def _batch(args: argparse.Namespace, domain: Domain, backend: Any, console: Console) -> int:
-    """Translate every sentence of ``--file``; write the records; one summary line."""
-    lines = read_sentences(args.file)
-    fits = [(n, x) for n, x in lines if len(x) <= MAX_SENTENCE_CHARS]
-    found = _translate([x for _, x in fits], domain, backend, args.convention)
-    done = dict(zip([n for n, _ in fits], found, strict=True))
-    records = []
-    for n, text in lines:
-        t = done.get(n)
-        f = t.formula if t else None
-        error = expected(f"at most {MAX_SENTENCE_CHARS:,} characters", len(text))
-        alternatives = [
-            {"formula": str(a.formula), "pattern": a.pattern, "reading": a.reading}
-            for a in (t.alternatives if t else ())
-        ]
-        records.append(
-            {"line": n, "text": text, "ok": f is not None, "formula": f and str(f)}
-            | {"prefix": f and to_prefix(f), "pattern": t and t.pattern}
-            | {"reading": f and ((t and t.reading) or english(f, domain))}
-            | {"error": t.error if t else error}
-            | {"ambiguous": bool(t and t.ambiguous), "alternatives": alternatives}
-        )
-    data = {"domain": domain.name, "records": records}
-    if args.out is not None:
-        write_json(args.out, data, "--out")
-    failed = sum(not r["ok"] for r in records)
-    if args.json:
-        _print_json(console, data)
-    else:
-        console.print(
-            f"{len(records)} sentences, {len(records) - failed} translated, {failed} failed"
-        )
-    return 1 if failed else 0
+    found = alternatives(t)
+    return view | {"reading": t.reading, "ambiguous": t.ambiguous, "alternatives": found}
 
 
 def _table(view: dict[str, Any]) -> Table:
@@ -272,46 +198,3 @@ def _table(view: dict[str, Any]) -> Table:
 
 def _pairs(mapping: dict[str, str]) -> str:
     return "; ".join(f"{k!r} -> {v}" for k, v in mapping.items()) or "none"
-
-
-def _print_json(console: Console, data: Any) -> None:
-    console.print(json.dumps(data), markup=False, highlight=False, soft_wrap=True)
-
-
-def read_trace(path: Path) -> list[frozenset[str]]:
-    """A JSON trace: a non-empty list of steps, each a list of proposition strings."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: not valid JSON: {exc}") from exc
-    what = "a non-empty JSON list of steps, each a list of proposition strings"
-    if not isinstance(data, list) or not data:
-        raise ConfigError(f"{path}: {expected(what, data)}")
-    out = []
-    for i, step in enumerate(data):
-        if not isinstance(step, list) or not all(isinstance(x, str) for x in step):
-            raise ConfigError(
-                f"{path}: step {i}: {expected('a list of proposition strings', step)}"
-            )
-        try:
-            out.append(frozenset(canonical_label(x) for x in step))
-        except SpecError as exc:  # one line: the parser's caret picture is not needed here
-            raise SpecError(f"{path}: step {i}: {str(exc).splitlines()[0]}") from None
-    return out
-
-
-def check_command(args: argparse.Namespace, console: Console) -> int:
-    """Monitor the trace; print each step's verdict and the final one as JSON."""
-    formula = parse_prefix(args.formula) if args.prefix else parse(args.formula)
-    trace = read_trace(args.trace)
-    monitor = Monitor(formula, "check")
-    state = monitor.initial
-    steps = []
-    for labels in trace:
-        state = monitor.step(state, labels)
-        steps.append(state.verdict.value)
-    ok = Monitor.final_verdict(state) is MonitorVerdict.OK
-    _print_json(console, {"steps": steps, "final": "satisfied" if ok else "violated"})
-    return 0 if ok else 1
