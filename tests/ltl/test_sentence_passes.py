@@ -69,7 +69,7 @@ def test_a_permission_is_named_and_relaxes_the_order() -> None:
         "Don't enter the tower before that.",  # "that" refers to nothing
         "Never go to the tower at the next step.",  # no rule reads the timing: not dropped
         "Go to the depot, and never return to the tower before the next one.",
-        "Visit the depot and the tower, without visiting the tower first.",
+        "Visit the depot, the tower and the quay, without visiting the tower first.",
     ],
 )
 def test_what_cannot_be_read_is_not_translated(sentence: str) -> None:

@@ -26,9 +26,14 @@ def _avoid(m: re.Match[str], c: Clause) -> Parse | None:
     70,
     r"^NOT (?P<a>{P}) (?:BEFORE|UNTIL) (?P<b>{P})$",
     r"^(?P<a>{P}) NOT (?:BEFORE|UNTIL) (?P<b>{P})$",
+    r"^(?:IF|AFTER) LEAVE (?P<x>{P}) (?:COMMA )?NOT (?P<a>{P}) (?:BEFORE|UNTIL) (?P<b>{P})$",
+    r"^NOT (?P<a>{P}) (?:N|EQ)_2 (?:BEFORE|UNTIL) (?P<b>{P})$",
 )
 def _no_revisit(m: re.Match[str], c: Clause) -> Parse | None:
-    if m["a"] not in c.again or m["a"] == m["b"]:
+    """ "do not go back to A before B"; "once you leave A, do not go back into A before B";
+    "do not visit A twice before B"."""
+    again = m["a"] in c.again or re.search(r"\b(?:N|EQ)_2\b", m.group(0)) is not None
+    if not again or m["a"] == m["b"] or m.groupdict().get("x") not in (None, m["a"]):
         return None
     return one(reading("single_visit", (m["a"], m["b"])))
 
@@ -53,6 +58,10 @@ def _past(b: str, a: str, c: Clause, *extra: Reading) -> Parse:
     r"^IF NOT (?P<a>{P}) (?:COMMA )?NOT (?P<b>{P})$",
 )
 def _past_avoid(m: re.Match[str], c: Clause) -> Parse | None:
+    only_if = re.search(r"\bONLY (?:IF|WHENEVER)\b", m.group(0)) is not None
+    state = m["a"] not in c.places or m["a"] in c.stative
+    if only_if and m["a"] not in c.perf and state:
+        return None  # "in the mill only when the alarm sounds": a state, not an order of visits
     return _past(m["b"], m["a"], c) if m["a"] != m["b"] else None
 
 

@@ -26,12 +26,22 @@ _MERGE = [
     (r"\b(?:COMMA |AND )+THEN\b", "THEN"), (r"\bTHEN (?:COMMA|AND)\b", "THEN"),
     (r"\bTHEN(?: THEN)+\b", "THEN"), (r"\bCOMMA AND\b", "AND"), (r"\bCOMMA OR\b", "OR"),
     (r"\bBUT\b", "COMMA"), (r"\bCOMMA(?: COMMA)+\b", "COMMA"), (r"\bFOLLOWED THEN\b", "FOLLOWED"),
-    (r"\bTHEN FOLLOWED\b", "FOLLOWED"), (r"\bFOLLOWED COMMA\b", "FOLLOWED"), (r"\bAND NOT\b", "COMMA NOT"), (r" AFTER$", ""),
+    (r"\bTHEN FOLLOWED\b", "FOLLOWED"), (r"\bMEANS THEN\b", "MEANS"), (r"\bFOLLOWED COMMA\b", "FOLLOWED"), (r"\bAND NOT\b", "COMMA NOT"), (r" AFTER$", ""),
     (r"(?:^|(?<=P\d) )(?:COMMA |AND )+(P\d+) THEN$", r" THEN \1"), (r" BEFORE$", ""),
     (r"\b(P\d+) (?:COMMA )?(?:AND )?ONLY (?:THEN|AFTER \1) (?:COMMA )?(P\d+)$", r"\1 ONLYTHEN \2"),
     (r"\bONLY THEN\b", "BEFORE"), (r"(?<=P\d) (?:COMMA )?(?:ANY )?GE_1(?: COMMA)?$", ""), (r"\b(?:N|EQ)_(\d+) (?:COMMA )?(?:AND )?ONLY (?:N|EQ)_\1\b", r"EQ_\1"),
     (r"\bCOMMA BEFORE\b", "BEFORE"), (r"COMMA ((?:ONLY )?(?:EQ|N)_1)\b", r"\1"),
+    (r"\b(?:N|EQ)_(\d+) (?:COMMA )?AND (?:N|EQ)_\1 ONLY\b", r"EQ_\1"),
+    (r"^(?:ONLY )?(?:EQ|N)_1 (P\d+) BEFORE\b", r"\1 EQ_1 BEFORE"),
+    (r"\bAFTER (?:COMMA )?WHENEVER\b", "WHENEVER"),
+    (r"\bTOGETHER(?: (?:COMMA|AND))? TOGETHER\b", "TOGETHER"),
+    (r"^(P\d+(?: NEXT)?) AND (P\d+(?: NEXT)?) (?:COMMA )?(?:TOGETHER|IFF)$", r"\1 IFF \2"),
+    (r"^(P\d+) COMMA (NOT )?((?:LE|GE|EQ|GT|LT|N)_\d+)$", r"\2\1 \3"),
 ]  # fmt: skip
+"""Separators merged, and counted or conditioned phrasings put in the templates' order: "one
+time and one time only" is exact; "only one visit to A before B" is "A once before B";
+"following any step in which a" is "whenever a"; "a and b go together" is "a iff b"; "visit A,
+but not more than three times" counts A."""
 
 
 _AGAIN_AFTER = re.compile(r"(?:(?:MUST|CAN) )?(?:NOT )?(?:BE )?AGAIN\b")
@@ -94,6 +104,7 @@ def clean(symbols: list[str], places: Iterable[str], props: Iterable[str] = ()) 
     text = re.sub(r"^(?:COMMA|AND|THEN) |(?: COMMA| THEN| AND)+$", "", text).strip()
     iff_text = text
     text = re.sub(r" ?\bNEXT\b", "", text).strip()
+    text = re.sub(r"\b(FOLLOWED|COMMA)(?: COMMA)+\b", r"\1", text)  # "followed, at once, by"
     text = re.sub(r"^(?:COMMA|AND|THEN) |(?: COMMA)+$", "", text)
     ps = frozenset(places)
     return Clause(text, frozenset(flags), within, frozenset(perf), frozenset(stative),

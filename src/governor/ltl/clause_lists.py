@@ -61,6 +61,8 @@ def _plain_list(m: re.Match[str], c: Clause) -> Parse | None:
         return one(reading("visit", places))
     if "REPEAT" in c.flags:
         return one(reading("patrolling", places))
+    if set(places) <= c.props and "MUST" not in c.flags:
+        return None  # "answer the doorbell": an event named, not said to happen
     if " OR " in m["l"] or {"ORDER", "FIRST"} & c.flags or len(places) < len(names(m["l"])):
         return ordered(places, c) if len(places) > 1 and "OR" not in m["l"] else None
     return one(reading("visit", places))

@@ -54,7 +54,7 @@ def _wait(m: re.Match[str], c: Clause) -> Parse | None:
 )
 def _only_while(m: re.Match[str], c: Clause) -> Parse | None:
     """ "be in b only while a": b's state requires a's at the same step."""
-    if m["cw"] != "WHILE" and m["b"] not in c.stative:
+    if m["cw"] != "WHILE" and m["b"] not in c.stative and m["b"] not in c.props:
         return None
     return one(reading("instant_react", (m["b"], m["a"])))
 
@@ -80,8 +80,8 @@ def _conditioned(then: str) -> tuple[str, str]:
 def _avoid_after(m: re.Match[str], c: Clause) -> Parse | None:
     """ "after a, never b"; "whenever a, not b at the next step"; "while a, not b"."""
     a, b, cw = m["a"], m["b"], m["cw"]
-    if a == b:
-        return None
+    if a == b or (cw == "COMMA" and not {"LATER", "FROMNOW", "MUST"} & c.flags):
+        return None  # "visit A, never B": no "afterwards", "for good" or "you must not"
     event = cw in ("AFTER", "MEANS", "THEN", "AND", "COMMA") or a in c.perf
     if "NEXT" in c.flags:
         return one(reading("prompt_avoid", (a, b))) if cw != "WHILE" else None
@@ -107,7 +107,10 @@ def conditional(m: re.Match[str], c: Clause) -> Parse | None:
     if a == b:
         return None
     if "OTHERWISE" in c.flags:  # "b when a, and only then" / "... and not b otherwise"
-        plain = cw in ("IF", "WHENEVER", "WHILE") and "NEXT" not in c.flags and not c.within
+        if "NEXT" in c.flags:  # "b one step after a, and only then"
+            delay = cw in ("IF", "WHENEVER", "AFTER") and not c.within
+            return one(reading("bound_delay", (a, b))) if delay else None
+        plain = cw in ("IF", "WHENEVER", "WHILE") and not c.within
         return one(reading("bound_react", (a, b))) if plain else None
     if cw == "THEN" and not ("NEXT" in c.flags or c.within or "CAN" in c.flags):
         return None

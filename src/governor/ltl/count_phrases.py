@@ -20,6 +20,7 @@ COUNT_BEFORE = {
 COUNT_AFTER = {
     "LE": "at most|at the most|or less|or fewer|max|maximum|tops|at the very most|at the outside",
     "GE": "or more|at least|at minimum|minimum|at the very least",
+    "EQ": "exactly|precisely|and no more and no less",
 }
 TIMES = ("times", "time", "visits", "visit", "entries", "entry", "trips", "trip")
 STEPS = ("steps", "step", "moves", "move", "time steps", "timesteps", "ticks")
@@ -35,6 +36,10 @@ WITHIN = [
         "in less than",
         "in fewer than",
         "within at most",
+        "no more than",
+        "not more than",
+        "up to",
+        "a maximum of",
         "you have",
         "have",
     )

@@ -7,12 +7,18 @@ Cue phrases (longest first, at most :data:`LONGEST` words) become symbols: ``NOT
 ``ORDER`` ("in this order"), ``ANYORDER`` ("the order does not matter"), ``REPEAT`` ("keep",
 "patrol", "again and again"), ``IFF`` ("if and only if"), ``EVENTUALLY`` ("at some point"),
 ``PERMIT`` ("is fine", "are allowed"), ``REF`` ("before that", "until you do": an anaphor),
-``WHICH``, ``AHEAD`` ("skip ahead"), ``STAY``, ``LEAVE``, ``ONLY``, ``PERF`` ("have"), ... Counts become ``LE_2`` (at most
-2), ``GE_2``, ``EQ_2``, ``GT_2``, ``LT_2``, ``N_2`` (a bare "twice") and ``WITHIN_3`` ("within 3
-steps"); number words are read as numbers. Placeholders (``P1``) stay; every other word is
+``WHICH``, ``AHEAD`` ("skip ahead", "early"), ``STAY``, ``LEAVE``, ``ONLY``, ``PERF``
+("have"), ``TOGETHER`` ("go together", "both or neither"), ... Counts become ``LE_2`` (at most
+2), ``GE_2``, ``EQ_2``, ``GT_2``, ``LT_2``, ``N_2`` (a bare "twice", or a number before a place:
+"two visits to A") and ``WITHIN_3`` ("within 3 steps", "no more than 3 steps later", "in 3
+steps or fewer"; "within 3 steps of a" is ``WITHIN_3 IF a``); number words are read as numbers.
+"from A to B to C" is ``A THEN B THEN C``; "a second visit to A" is ``AGAIN A``. Placeholders
+(``P1``) stay. A number no count reads becomes ``NUM`` and a past step ("at the step before")
+``PREV``, which no clause reads: the sentence fails rather than lose them. Every other word is
 dropped. One left-to-right pass: linear in the sentence.
 
-Imports its phrase tables (:mod:`governor.ltl.cue_phrases`) only.
+Imports its phrase tables (:mod:`governor.ltl.cue_phrases`) and the lexicon's generic place
+nouns only.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from governor.ltl.cue_phrases import (
     TIMES,
     WITHIN,
 )
+from governor.ltl.lexicon import GENERIC_PLACES
 
 __all__ = ["CUE_WORDS", "number", "symbols"]
 _PLACEHOLDER = re.compile(r"P\d+")
@@ -59,7 +66,7 @@ def _within(toks: Sequence[str], i: int) -> tuple[str, int] | None:
         if not _starts(toks, i, lead):
             continue
         j = i + len(lead)
-        j += 2 if toks[j : j + 2] == ["the", "next"] else 0
+        j += 2 if toks[j : j + 2] in (["the", "next"], ["the", "following"]) else 0
         found = number(toks, j)
         if found is None:
             continue
@@ -83,6 +90,10 @@ def _count(toks: Sequence[str], i: int) -> tuple[str, int] | None:
     if found is None:
         return None
     n, j = found
+    if kind is None and toks[j : j + 1] and toks[j] in STEPS:  # "in 3 steps or fewer"
+        for phrase, k in AFTER_N:
+            if k == "LE" and _starts(toks, j + 1, phrase):
+                return f"WITHIN_{n}", j + 1 + len(phrase)
     has_times = toks[i] in ("once", "twice", "thrice")
     for t in TIMES:
         if toks[j : j + 1] == [t]:
@@ -101,8 +112,9 @@ def _count(toks: Sequence[str], i: int) -> tuple[str, int] | None:
         for phrase, k in AFTER_N:  # "five (trips to) P1 at most": the place's count
             if _starts(toks, at + 1, phrase):
                 return f"{k}_{n}", at
-    if kind is None and not has_times:
-        return None
+    place = _PLACEHOLDER.fullmatch(toks[at] if at < len(toks) else "")
+    if kind is None and not has_times and not place:
+        return None  # a number is a count when "times" or a place follows it ("two visits to A")
     return f"{kind or 'N'}_{n}", j
 
 
@@ -113,6 +125,20 @@ def _once_is_if(toks: Sequence[str], i: int) -> bool:
     opens = prev in ("", ",", ".", "and", "but", "then", "that")
     subject = nxt in ("you", "we", "it", "the", "a", "an", "they", "i")
     return subject or (opens and nxt not in ("", ",", ".", "and", "then", "before", "in"))
+
+
+def _route(toks: Sequence[str], i: int) -> tuple[list[str], int] | None:
+    """ "from A to B (to C)" at ``i``: the places in the order travelled, ``A THEN B THEN C``."""
+    at = toks[i + 1 : i + 4]
+    if toks[i] != "from" or len(at) < 3 or at[1] != "to":
+        return None
+    if not (_PLACEHOLDER.fullmatch(at[0]) and _PLACEHOLDER.fullmatch(at[2])):
+        return None
+    out, j = [at[0]], i + 2
+    while toks[j : j + 1] == ["to"] and j + 1 < len(toks) and _PLACEHOLDER.fullmatch(toks[j + 1]):
+        out += ["THEN", toks[j + 1]]
+        j += 2
+    return out, j
 
 
 def symbols(toks: Sequence[str]) -> list[str]:
@@ -126,7 +152,13 @@ def symbols(toks: Sequence[str]) -> list[str]:
             out.append(w)
             i += 1
             continue
-        phrase = w == "once" and tuple(toks[i : i + 3]) in SYMBOLS  # "once there ,"
+        route = _route(toks, i)
+        if route is not None:
+            out += route[0]
+            i = route[1]
+            continue
+        ends = range(2, LONGEST + 1)  # "once there ,", "once that is done ,": a phrase
+        phrase = w == "once" and any(tuple(toks[i : i + n]) in SYMBOLS for n in ends)
         if w == "once" and not phrase and _once_is_if(toks, i):
             out.append("IF")
             i += 1
@@ -135,9 +167,14 @@ def symbols(toks: Sequence[str]) -> list[str]:
         if counted is not None:
             out.append(counted[0])
             i = counted[1]
+            if counted[0].startswith("WITHIN_") and toks[i : i + 1] == ["of"]:
+                out.append("IF")  # "within 2 steps of a fire being detected": after each
+                i += 1
             continue
         for n in range(min(LONGEST, len(toks) - i), 0, -1):
             found = SYMBOLS.get(tuple(toks[i : i + n]))
+            if found == () and toks[i + n : i + n + 1] == ["than"]:
+                continue  # "but not more than three times": a count, not the filler
             if found is not None:
                 if found == ("NEXTAFTER",):
                     found = ("NEXT", "AFTER")
@@ -145,5 +182,26 @@ def symbols(toks: Sequence[str]) -> list[str]:
                 i += n
                 break
         else:
+            if _unread_number(toks, i):
+                out.append("NUM")
+            nxt = toks[i + 1] if i + 1 < len(toks) else ""
+            if w in ("second", "another", "repeat") and _PLACEHOLDER.fullmatch(nxt):
+                out.append("AGAIN")  # "no second visit to A before B": a return
             i += 1
     return out
+
+
+_LIST_SIZE = frozenset({"all", "the", "these", "those", "of", "both", "any", "every", "each"})
+
+
+def _unread_number(toks: Sequence[str], i: int) -> bool:
+    """Whether ``toks[i]`` is a number no count or step bound read ("limit your visits to
+    three"), or an "exactly" no phrase read: kept as ``NUM``, which no clause reads, rather than
+    dropped. A list size ("all
+    three", "two places") and "one" as a pronoun ("the previous one") are not counts."""
+    w, nxt = toks[i], toks[i + 1] if i + 1 < len(toks) else ""
+    if w in ("exactly", "precisely"):  # "exactly as soon as": no count, order or "exactly when"
+        return nxt in ("if", "as", "when", "while", "whenever", "at", "during", "in", "on")
+    counted = (w.isdigit() or w in NUMBERS) and w not in ("one", "single")
+    size = (toks[i - 1] if i else "") in _LIST_SIZE or nxt in GENERIC_PLACES  # "two places"
+    return counted and not size

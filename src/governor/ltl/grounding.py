@@ -83,6 +83,7 @@ def lift(sentence: str, domain: Domain) -> Lifted:
             found, shape = st[:2], st[2]
         found = found or scan.bare(i)
         if found is None:
+            scan.indefinite(i)
             out.append(toks[i])
             marked.append(toks[i])
             i += 1
@@ -94,6 +95,8 @@ def lift(sentence: str, domain: Domain) -> Lifted:
         out.append(shape.format(name))
         if {"has", "have", "had"} & set(words):
             marked.append("have")
+        if lx.MODALS & set(words):
+            marked.append("must")  # "the battery must become full": said to happen
         if words and words[0] in lx.STATIVE:
             marked.append("be")
         elif lx.RETURNING & set(words):

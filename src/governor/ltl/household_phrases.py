@@ -72,11 +72,19 @@ def action(scan: Scanner, i: int) -> tuple[int, Formula] | None:
     return None
 
 
+_RELATIVE = frozenset({"preceding", "following", "before", "after", "behind", "than", "of"})
+"""Words after which a pronoun is their object, not the subject of a state."""
+
+
 def state(scan: Scanner, i: int) -> tuple[int, Formula, str] | None:
     """A described state at ``i``: ``the fridge is open``, ``salmon is in the fridge``."""
+    if scan.at(i) in lx.PRONOUNS and scan.at(i - 1) in _RELATIVE:
+        return None  # "before the one preceding it has been visited": "it" is not the subject
     x, j = scan.obj(i)
     if x is None or scan.at(j) not in ("is", "are", "was", "has"):
         return None
+    if scan.at(j) == "has" and scan.at(j + 1) != "been":
+        return None  # "after it has visited the gym": active, the agent's visit
     k = j + 1 + (scan.at(j + 1) == "been")
     neg = scan.at(k) == "not"
     k += neg

@@ -20,6 +20,13 @@ DETERMINERS = _set("the a an your my that this its")
 PRONOUNS = frozenset({"it", "them"})
 INDEFINITE = _set("a an any another each every one no")
 """Determiners of a noun that names no particular place ("enter a room")."""
+GENERIC_PLACES = _set(
+    "place places room rooms location locations spot spots area areas site sites stop stops"
+    " destination destinations waypoint waypoints"
+)
+"""Nouns that name no particular place ("once you have left a place")."""
+LIST_POSITIONS = _set("previous next preceding following prior earlier later former latter")
+"""Words of a noun that names a place by its position in a list ("the previous one")."""
 MOTION = _set(
     "go goes going went gone enter enters entering entered visit visits visiting visited been be"
     " walk walks walking walked reach reaches reached reaching come comes coming came return"
@@ -42,6 +49,8 @@ FUNCTION = _set(
 )
 
 
+MODALS = _set("must should will shall")
+"""Modal words a proposition's mention may hold ("the battery must become full")."""
 PUNCTUATION = frozenset({",", "."})
 """The punctuation :func:`tokens` keeps: a comma, and ``.`` for any sentence end (``;:!?``)."""
 STATIVE = _set("be being is are was were")
@@ -59,9 +68,12 @@ def words(sentence: str) -> list[str]:
 
 
 def tokens(sentence: str) -> list[str]:
-    """:func:`words`, with commas kept and ``. ; : ! ?`` kept as ``.`` (clause boundaries)."""
+    """:func:`words`, with commas kept and ``. ; : ! ?`` and parentheses kept as ``.`` (clause
+    boundaries); an arrow ``->`` is "implies"."""
     out: list[str] = []
-    low = re.sub(r"\s[-–—]+\s|[–—]", " , ", sentence.lower())  # a dash between clauses
+    low = re.sub(r"\s*(?:->|=>|→)\s*", " implies ", sentence.lower())  # an arrow: "a -> b"
+    low = re.sub(r"\s[-–—]+\s|[–—]", " , ", low)  # a dash between clauses
+    low = re.sub(r"[()\[\]]", " . ", low)  # a parenthesis is a clause of its own
     low = low.replace("’", "'").replace("-", " ")
     low = re.sub(r"\bafter (?:that|which|this)\b", "afterwards", low)
     low = re.sub(r"\bre (?=enter)", "re", low)

@@ -85,10 +85,13 @@ class PropMatcher:
     def pronoun(self, toks: Sequence[str], i: int, last: str | None) -> tuple[int, Formula] | None:
         """ "it is not green" / "it does not ring" after a mention of ``light_green`` /
         ``alarm``: the negation of the proposition named last, when a word of it (or what it
-        does) follows the negation."""
-        if last is None or toks[i : i + 1] != ["it"] or tuple(toks[i + 1 : i + 3]) not in NEGATORS:
+        does) follows the negation; "it sounds" (what it does, no negation) is the proposition."""
+        if last is None or toks[i : i + 1] != ["it"]:
             return None
         words = next(w for name, w in self.props if name == last)
+        if tuple(toks[i + 1 : i + 3]) not in NEGATORS:
+            end = _does(toks, i + 1)
+            return (end, atom(last)) if end > i + 1 and len(words) == 1 else None
         j = i + 3
         end = _does(toks, j)
         if end == j and j < len(toks) and any(toks[j] in accepted for accepted in words):

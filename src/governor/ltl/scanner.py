@@ -1,5 +1,6 @@
 """The word scanner of the offline grounder: objects named at a position (across words, after
-determiners, ``it`` for the object named last), propositions checked against the domain, and
+determiners, ``it`` for the object named last, the last word of a name already said in full:
+"the milking parlour ... the parlour"), propositions checked against the domain, and
 the place phrases (going to, entering, visiting X; a bare room). Each read looks at a bounded
 window at one position.
 
@@ -28,6 +29,7 @@ class Scanner:
     def __init__(self, toks: list[str], domain: Domain) -> None:
         self.toks, self.domain = toks, domain
         self.last: str | None = None  # the object named last, for "it"
+        self.heads: dict[str, set[str]] = {}  # last word -> objects of several words named
 
     def at(self, i: int) -> str:
         return self.toks[i] if 0 <= i < len(self.toks) else ""
@@ -36,6 +38,8 @@ class Scanner:
         """The object named at ``i`` (after determiners) and the index after it."""
         while self.at(i) in lx.DETERMINERS:
             i += 1
+        if self.at(i) == "them":
+            return None, i  # all the places named before: the clause grammar reads it
         if self.at(i) in lx.PRONOUNS:
             return (self.last, i + 1) if self.last else (None, i)
         for n in (3, 2, 1):
@@ -43,8 +47,20 @@ class Scanner:
                 found = self.domain.resolve("".join(self.toks[i : i + n]))
                 if found is not None:
                     self.last = found
+                    if n > 1 and len(self.toks[i + n - 1]) > 2:
+                        self.heads.setdefault(self.toks[i + n - 1], set()).add(found)
                     return found, i + n
+        named = self.heads.get(self.at(i), set())
+        if len(named) == 1 and self.at(i) not in CUE_WORDS:  # "the milking parlour ... the parlour"
+            self.last = next(iter(named))
+            return self.last, i + 1
         return None, i
+
+    def indefinite(self, i: int) -> None:
+        """After "a place" / "any room", "it" refers to that noun, not to the object named
+        before: forget the last object."""
+        if self.at(i) in lx.INDEFINITE and self.at(i + 1) in lx.GENERIC_PLACES:
+            self.last = None
 
     def need(self, i: int, start: int) -> tuple[str, int]:
         """The object at ``i``, or an error when a content word there names none."""
@@ -103,8 +119,10 @@ class Scanner:
         found, after = self.obj(j)
         if found is None and (self.at(after) in CUE_WORDS or self.at(i) in lx.STATIVE):
             return None  # "visited at most twice", "be on time": no place named
-        if found is None and self.at(j) in lx.INDEFINITE:
-            return None  # "never enter a room before the previous one": no place named
+        if found is None and (self.at(j) in lx.INDEFINITE or self.at(j) in lx.PRONOUNS):
+            return None  # "never enter a room before the previous one", "visit them": a list
+        if found is None and self.at(after) in lx.LIST_POSITIONS:
+            return None  # "before you have visited the previous one": a position in the list
         x, k = self.need(j, i)
         return k, self.place(x)
 

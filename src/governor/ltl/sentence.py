@@ -2,22 +2,30 @@
 
 Each pass rewrites the symbol list in one left-to-right sweep (linear in the sentence):
 
+- *time frame*: an opening "before the day is out," / "until the end," that names nothing is
+  the whole run: dropped.
 - *eventually*: a sentence that opens with "eventually" / "at some point" lists goals in any
-  order (the cue is dropped); at a clause end it adds nothing; elsewhere it is ``THEN``.
+  order (the cue is dropped); at a clause end it says the clause must happen (``MUST``);
+  elsewhere it is ``THEN``.
 - a trailing "each time" / "this applies every time" restates the reaction: dropped (after a
-  comma, or closing a sentence with a condition).
-- *gapping*: "do not enter B before A or C before B" becomes two clauses ("do not return to A
-  before B or to B before C" too); "nor C before B" is "do not enter C before B".
+  comma, or closing a sentence with a condition), and so is a closing "at every moment when a"
+  that repeats the condition a.
+- *gapping* (:mod:`governor.ltl.sentence_gaps`): "do not enter B before A or C before B"
+  becomes two clauses ("do not return to A before B or to B before C", "B stays off limits
+  until A, and C until B" too); "nor C before B" is "do not enter C before B".
 - *anaphora*: ``REF`` ("before that", "until then", "until you do", "go there") is the last
   placeholder of the clause before; ``WHICH`` is the placeholder just before it; ``IT`` ("it
   has to be visited") is the first placeholder of the clause before (its subject). A clause
-  opening "once you have been there," / "when done," before a place is ``THEN``.
+  opening "once you have been there," / "when done," before a place is ``THEN``. "Do not
+  leave before that" leaves the last place named; "without visiting B first" in a sentence of
+  two places is "not B before the other".
 - *list references* (:mod:`governor.ltl.sentence_lists`): "never enter one before the previous
   one", "visit all three" refer to the places in the order they were listed.
 - *permissions*: a clause that only allows something ("visiting B earlier is fine", "extra visits
-  are allowed") adds no constraint; it is removed (and :func:`permitted` says so).
+  are allowed", "..., it is fine if you pass B early") adds no constraint; it is removed (and
+  :func:`permissions` says so).
 
-Imports the list references only.
+Imports the list references and the elided clauses (:mod:`governor.ltl.sentence_gaps`).
 """
 
 from __future__ import annotations
@@ -25,9 +33,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from governor.ltl.sentence_gaps import gapping
 from governor.ltl.sentence_lists import clauses_of, list_references
 
-__all__ = ["anaphora", "clauses_of", "gapping", "list_references", "permissions", "prepare"]
+__all__ = [
+    "anaphora", "clauses_of", "gapping", "leave_reference", "list_references", "not_first",
+    "permissions", "prepare", "time_frame",
+]  # fmt: skip
 
 _P = re.compile(r"P\d+")
 BOUNDS = frozenset({"STOP", "BUT", "COMMA", "AND"})
@@ -44,8 +56,23 @@ def eventually(syms: list[str]) -> list[str]:
             out.append(s)
             continue
         nxt = syms[i + 1] if i + 1 < len(syms) else "STOP"
-        if lead != "EVENTUALLY" and nxt not in ("STOP", "COMMA", "BUT"):
+        if lead != "EVENTUALLY" and nxt not in ("STOP", "COMMA", "BUT", "AND"):
             out.append("THEN")
+        elif lead != "EVENTUALLY":
+            out.append("MUST")  # "the bell rings eventually": it must happen
+    return out
+
+
+def time_frame(syms: list[str]) -> list[str]:
+    """An opening "before the day is out," / "until the end of the mission,": a time limit that
+    names nothing (no place, event or reference before the comma) is the whole run: dropped."""
+    out: list[str] = []
+    for s in syms:
+        bare = out[-1:] in (["BEFORE"], ["UNTIL"]) and out[-2:-1] in ([], ["STOP"])
+        if s == "COMMA" and bare:
+            out.pop()
+            continue
+        out.append(s)
     return out
 
 
@@ -54,38 +81,21 @@ _CONDITIONS = frozenset({"IF", "WHENEVER", "AFTER", "WHILE"})
 
 def trailing_whenever(syms: list[str]) -> list[str]:
     """A closing "each time" (after a comma or a full stop, or closing a conditional sentence;
-    nothing read after it) dropped."""
+    nothing read after it, or only the condition again: "if it rains, be in the garage - at
+    every moment when it rains") dropped."""
     out = list(syms)
     tail = len(out)  # from here on only full stops
     while tail and out[tail - 1] == "STOP":
         tail -= 1
     cond = next((i for i, s in enumerate(out) if s in _CONDITIONS), len(out))
+    said = out[cond + 1 : cond + 2]  # the condition's place or proposition
     for i in range(len(out) - 1, 0, -1):
         closing = i + 1 >= tail and cond < i
         if out[i] == "WHENEVER" and (out[i - 1] in ("COMMA", "STOP") or closing):
-            if not any(_P.fullmatch(s) for s in out[i:]):
+            named = [s for s in out[i + 1 : tail] if s != "STOP"]
+            if not named or (cond < i - 1 and named == said and _P.fullmatch(said[0])):
                 return [*out[: i - 1], *(s for s in out[i + 1 :] if s == "STOP")]
             break
-    return out
-
-
-def gapping(syms: list[str]) -> list[str]:
-    """``NOT b BEFORE a OR d BEFORE c`` -> ``NOT b BEFORE a COMMA NOT d BEFORE c`` (``NOT AGAIN``
-    too); "nor d before c" is ``COMMA NOT d BEFORE c`` after any clause, any other "nor" ``AND``."""
-    out: list[str] = []
-    for i, s in enumerate(syms):
-        out.append(s)
-        rest = syms[i + 1 : i + 4]
-        pair = len(rest) == 3 and _P.fullmatch(rest[0]) and rest[1] in ("BEFORE", "UNTIL")
-        pair = bool(pair and _P.fullmatch(rest[2]))
-        if s == "NOR":
-            out[-1:] = ["COMMA", "NOT"] if pair else ["AND"]
-            continue
-        if not (s in ("OR", "AND") and pair and len(out) >= 5):
-            continue
-        again = out[-5] == "AGAIN" and len(out) >= 6 and out[-6] == "NOT"
-        if (out[-5] == "NOT" or again) and out[-3] in ("BEFORE", "UNTIL") and _P.fullmatch(out[-2]):
-            out[-1:] = ["COMMA", "NOT", *(["AGAIN"] * again)]
     return out
 
 
@@ -119,6 +129,21 @@ def perfect_anaphora(syms: list[str]) -> list[str]:
     return out
 
 
+def leave_reference(syms: list[str], places: Iterable[str]) -> list[str]:
+    """A forbidden ``LEAVE`` with no place, then "before" / "until" ("do not leave before
+    that"), leaves the last place named before it."""
+    where, last = set(places), None
+    out: list[str] = []
+    for i, s in enumerate(syms):
+        nxt = syms[i + 1] if i + 1 < len(syms) else ""
+        barred = [x for x in out[-3:] if x not in ("CAN", "MUST")][-1:] == ["NOT"]
+        out.append(s)
+        if s == "LEAVE" and barred and last is not None and nxt in ("BEFORE", "UNTIL"):
+            out.append(last)
+        last = s if s in where else last
+    return out
+
+
 def anaphora(syms: list[str]) -> list[str]:
     """``REF`` -> the last placeholder before its clause; ``WHICH`` -> the one just before;
     ``IT`` ("it has to be visited") -> the first of the clause before (its subject)."""
@@ -141,16 +166,42 @@ def anaphora(syms: list[str]) -> list[str]:
     return out
 
 
+def not_first(syms: list[str]) -> list[str]:
+    """ "without visiting B first" in a sentence of two places A and B: ``NOT B BEFORE A``."""
+    names = list(dict.fromkeys(s for s in syms if _P.fullmatch(s)))
+    if len(names) != 2:
+        return syms
+    out: list[str] = []
+    for i, s in enumerate(syms):
+        closes = i + 1 == len(syms) or syms[i + 1] in BOUNDS
+        if s == "FIRST" and closes and out[-2:-1] == ["NOT"] and out[-1] in names:
+            out += ["BEFORE", names[1] if out[-1] == names[0] else names[0]]
+            continue
+        out.append(s)
+    return out
+
+
+_OPENS = ["COMMA", "PERMIT"]
+
+
 def permissions(syms: list[str]) -> tuple[list[str], bool]:
     """The symbols without the clauses that only permit something, and whether there were any.
 
-    A permission runs from the full stop or "but" before ``PERMIT`` to the next full stop; it
-    restricts nothing when it has no negation, "only", count or "until"."""
+    A permission runs from the full stop or "but" before ``PERMIT`` (or from a comma just before
+    it: "..., it is fine if ...") to the next full stop; it restricts nothing when it has no
+    negation, "only", count or "until"."""
     out: list[str] = []
     found = False
     for start, end in clauses_of(syms, ("STOP", "BUT")):
         part = syms[start:end]
         sep = [syms[end]] if end < len(syms) else []
+        opens = next((k for k in range(1, len(part)) if part[k - 1 : k + 1] == _OPENS), None)
+        if opens is not None and "PERMIT" not in part[:opens]:  # the rest is the permission
+            rest, found_here = permissions(part[opens:])
+            if found_here and not rest:
+                found = True
+                out += [*part[: opens - 1], *sep]
+                continue
         plain = not {"NOT", "ONLY", "UNTIL"} & set(part) and not any(
             _COUNT.fullmatch(s) for s in part
         )
@@ -164,7 +215,8 @@ def permissions(syms: list[str]) -> tuple[list[str], bool]:
 
 def prepare(syms: list[str], places: Iterable[str]) -> tuple[list[str], bool]:
     """All the passes, in order; and whether a permission was removed."""
-    syms = trailing_whenever(eventually(syms))
+    places = frozenset(places)
+    syms = trailing_whenever(eventually(time_frame(syms)))
     syms, permitted = permissions(syms)
-    syms = anaphora(perfect_anaphora(gapping(syms)))
+    syms = not_first(leave_reference(anaphora(perfect_anaphora(gapping(syms))), places))
     return list_references(syms, places), permitted

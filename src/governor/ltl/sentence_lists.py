@@ -55,26 +55,62 @@ def _list_clause(part: list[str], names: list[str]) -> list[str] | None:
         return None  # its own target is named: an ordinary clause
     strict = {"AGAIN", "STRICT", "LEAVE"} & set(part) or any(_ONCE.fullmatch(s) for s in part)
     if strict and order:
-        return _pairs(names, named, again=True)
-    if not named and "NOT" in part and order and not any(_COUNT.fullmatch(s) for s in part):
+        ahead = ["COMMA", *_pairs(names, (), again=False)] if {"NOT", "AHEAD"} <= set(part) else []
+        return [*_pairs(names, named, again=True), *ahead]  # "... and never out of order"
+    if named or any(_COUNT.fullmatch(s) for s in part):
+        return None
+    only_after = "ONLY" in part and "AFTER" in part  # "each entered only after the previous one"
+    if ("NOT" in part and order) or (only_after and "NOT" not in part):
         return _pairs(names, (), again=False)
+    if "ANY" in part and "AFTER" in part and not {"NOT", "ONLY"} & set(part):
+        return [x for n in names for x in ("THEN", n)][1:]  # "each one after the one before it"
     return None
 
 
-_ALL = frozenset({"ANY", "MUST", "BE", "AND", "THEN", "ALWAYS", "REPEAT"})
+def _after_list(part: list[str], names: list[str]) -> list[str] | None:
+    """A clause that lists the places and then refers to them by position, with no comma
+    between ("A, B and C in sequence without revisiting any of them before the next"): the list,
+    then the clauses the reference stands for."""
+    last = max((k for k, s in enumerate(part) if _P.fullmatch(s)), default=-1)
+    if last < 0 or not {"BEFORE", "UNTIL", "AHEAD", "AFTER"} & set(part[last + 1 :]):
+        return None
+    found = _list_clause(part[last + 1 :], names)
+    mods = [s for s in part[last + 1 :] if s in ("ORDER", "STRICT", "REPEAT")]
+    return [*part[: last + 1], *mods, "COMMA", *found] if found else None
+
+
+def _merge_lists(syms: Sequence[str], parts: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The clauses with a comma between two places not a boundary ("A, B and C each ..."), and
+    a leading condition one with its clause ("once you leave A or B, do not go back ...")."""
+    out: list[tuple[int, int]] = []
+    for start, end in parts:
+        after = out and start < end and syms[start - 1] == "COMMA"
+        listed = after and _P.fullmatch(syms[start - 2]) and _P.fullmatch(syms[start])
+        lead = [x for x in syms[out[-1][0] : out[-1][0] + 2] if x != "AND"][:1] if out else []
+        condition = after and lead in (["IF"], ["AFTER"])
+        if listed or condition:
+            out[-1] = (out[-1][0], end)
+            continue
+        out.append((start, end))
+    return out
+
+
+_ALL = frozenset({"ANY", "MUST", "BE", "AND", "THEN", "ALWAYS", "REPEAT", "ORDER", "AGAIN"})
 
 
 def list_references(syms: list[str], places: Iterable[str]) -> list[str]:
     """Clauses about the listed places by their position ("the previous one") made explicit."""
     names = sorted(set(places) & set(syms), key=syms.index)
     out: list[str] = []
-    for start, end in clauses_of(syms):
+    for start, end in _merge_lists(syms, clauses_of(syms)):
         part = syms[start:end]
         sep = [syms[end]] if end < len(syms) else []
-        found = _list_clause(part, names)
+        found = _list_clause(part, names) or _after_list(part, names)
         if found is None and "ANY" in part and set(part) <= _ALL and names:
             seen = [n for n in names if n in syms[:start]]
             found = [x for n in seen for x in ("AND", n)][1:] or None
-            found = found and [*found, *(["REPEAT"] if "REPEAT" in part else [])]
+            found = found and [*found, *(s for s in ("REPEAT", "ORDER") if s in part)]
+            if found and out[-1:] == ["COMMA"]:  # "A and B, both": no place listed twice
+                out[-1] = "STOP"
         out += [*(found if found is not None else part), *sep]
     return out

@@ -1,0 +1,72 @@
+"""The filler phrases of the cue normaliser (:mod:`governor.ltl.cues`): phrases that restate
+what a sentence already says ("no more and no less" after an exact count, "without exception"
+after a reaction) or frame the whole run ("for as long as the mission runs", "during the run").
+Each becomes no symbol.
+
+Imports nothing of the project.
+"""
+
+from __future__ import annotations
+
+FILLERS: tuple[str, ...] = (
+    "no more and no less",
+    "no more no less",
+    "not more and not less",
+    "no less and no more",
+    "no more and no fewer",
+    "no fewer and no more",
+    "not fewer , not more",
+    "not more , not fewer",
+    "not fewer and not more",
+    "not more and not fewer",
+    "no more , no fewer",
+    "no fewer , no more",
+    "if at all",
+    "not more , not less",
+    "not less , not more",
+    "no more , no less",
+    "no less , no more",
+    "not more not less",
+    "but not more",
+    "but no more",
+    "and no more",
+    "and not more",
+    "but never more",
+    "and never more",
+    "for as long as the mission runs",
+    "as long as the mission runs",
+    "for as long as the mission lasts",
+    "as long as the mission lasts",
+    "during the mission",
+    "throughout the mission",
+    "for the whole mission",
+    "for the entire mission",
+    "neither more nor less",
+    "neither more nor fewer",
+    "neither fewer nor more",
+    "neither less nor more",
+    "without exception",
+    "with no exception",
+    "with no exceptions",
+    "no exceptions",
+    "for as long as you run",
+    "as long as you run",
+    "for as long as you operate",
+    "as long as you operate",
+    "during the run",
+    "during your run",
+    "over the course of the run",
+    "over the course of the mission",
+    "in the course of the mission",
+    "by the end of the mission",
+    "by the end of the run",
+    "before the mission ends",
+    "before the run ends",
+    "before the end of the mission",
+    "before the end of the run",
+    "until the end of the mission",
+    "until the mission ends",
+    "until the end of the run",
+    "to the end of the mission",
+)
+"""Phrases dropped by the normaliser (a comma is written " , ")."""
