@@ -1,37 +1,129 @@
 """Running one stage of a step under a deadline, with a cap on the stages left running.
 
-A stage with a time limit runs in a daemon thread that carries the caller's context (so its LLM
-calls are still counted). Python cannot kill a thread: a stage that overruns is abandoned, its
-result ignored, and it keeps running until it returns. At most :data:`MAX_ABANDONED` such threads
-may be alive at once; past that, a timed stage is refused at once with a
-:class:`~governor.errors.GuardTimeout` (the step falls back, fail closed) instead of piling up
-threads. :func:`abandoned_stages` says how many are still running. Imports the error tree only.
+A stage with a time limit runs on a worker thread of a shared pool, in the caller's context (so
+its LLM calls are still counted), while the caller waits at most the limit. Workers are reused
+from stage to stage; the pool starts one when every worker is busy, and a worker left idle for
+:data:`IDLE_S` seconds ends. Python cannot kill a thread: a stage that overruns is abandoned, its
+result ignored, and its worker keeps running it until it returns (then serves again). At most
+:data:`MAX_ABANDONED` such stages may be running at once; past that, a timed stage is refused at
+once with a :class:`~governor.errors.GuardTimeout` (the step falls back, fail closed) instead of
+piling up threads. :func:`abandoned_stages` says how many are still running. A forked child
+starts with no workers. Imports the error tree only.
 """
 
 from __future__ import annotations
 
 import contextvars
+import os
+import queue
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from governor.errors import GuardTimeout
 
 T = TypeVar("T")
 
 MAX_ABANDONED = 8
-"""The most overrunning stage threads that may still be running at once."""
+"""The most overrunning stages that may still be running at once."""
 
-_abandoned: set[threading.Thread] = set()
+IDLE_S = 60.0
+"""Seconds an idle worker waits for a stage before it ends."""
+
 _lock = threading.Lock()
+_abandoned = 0
 
 
 def abandoned_stages() -> int:
-    """How many stage threads that overran their deadline are still running."""
-    with _lock:
-        for thread in [t for t in _abandoned if not t.is_alive()]:
-            _abandoned.discard(thread)
-        return len(_abandoned)
+    """How many stages that overran their deadline are still running."""
+    return _abandoned
+
+
+class _Stage(Generic[T]):
+    """One call of a stage: what to run, in which context, and how it ended."""
+
+    def __init__(self, fn: Callable[[], T], what: str) -> None:
+        self.fn, self.what = fn, what
+        self.context = contextvars.copy_context()
+        self.value: T | None = None
+        self.error: BaseException | None = None
+        self.finished = self.abandoned = False
+        self.done = threading.Lock()  # held until the stage has finished
+        self.done.acquire()
+
+    def run(self) -> None:
+        global _abandoned
+        try:
+            self.value = self.context.run(self.fn)
+        except BaseException as exc:  # re-raised in the caller's thread
+            self.error = exc
+        with _lock:
+            self.finished = True
+            if self.abandoned:
+                _abandoned -= 1
+        self.done.release()
+
+    def abandon(self) -> bool:
+        """Mark the stage abandoned unless it has just finished; whether it was abandoned."""
+        global _abandoned
+        with _lock:
+            if self.finished:
+                return False
+            self.abandoned = True
+            _abandoned += 1
+            return True
+
+
+class _Workers:
+    """Daemon threads that take stages from one queue; one is started when none is idle.
+
+    ``idle`` counts the workers waiting for a stage that no queued stage is meant for, so a
+    stage put on the queue always has a worker waiting for it or starting.
+    """
+
+    def __init__(self) -> None:
+        self._stages: queue.SimpleQueue[_Stage[Any]] = queue.SimpleQueue()
+        self._idle = 0
+        self._lock = threading.Lock()
+
+    def submit(self, stage: _Stage[Any]) -> None:
+        with self._lock:
+            start = self._idle == 0
+            if not start:
+                self._idle -= 1
+        if start:
+            threading.Thread(target=self._work, name="governor-stage", daemon=True).start()
+        self._stages.put(stage)
+
+    def _work(self) -> None:
+        me = threading.current_thread()
+        while True:
+            try:
+                stage = self._stages.get(timeout=IDLE_S)
+            except queue.Empty:
+                with self._lock:
+                    if self._idle > 0:  # no queued stage is meant for this worker: end
+                        self._idle -= 1
+                        return
+                continue
+            me.name = f"governor-{stage.what}"
+            stage.run()
+            del stage
+            me.name = "governor-stage"
+            with self._lock:
+                self._idle += 1
+
+
+_workers = _Workers()
+
+
+def _after_fork() -> None:
+    """A forked child has none of the parent's threads: start with no workers and none abandoned."""
+    global _workers, _lock, _abandoned
+    _workers, _lock, _abandoned = _Workers(), threading.Lock(), 0
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 def call_with_deadline(fn: Callable[[], T], timeout_s: float | None, what: str) -> T:
@@ -50,25 +142,13 @@ def call_with_deadline(fn: Callable[[], T], timeout_s: float | None, what: str) 
             f"{what}: not started: {running} earlier stages that overran are still running"
             f" (at most {MAX_ABANDONED})"
         )
-    box: dict[str, Any] = {}
-    ctx = contextvars.copy_context()
-
-    def run() -> None:
-        try:
-            box["value"] = ctx.run(fn)
-        except BaseException as exc:  # re-raised in the caller's thread
-            box["error"] = exc
-
-    worker = threading.Thread(target=run, name=f"governor-{what}", daemon=True)
-    worker.start()
-    worker.join(timeout_s)
-    if worker.is_alive():
-        with _lock:
-            _abandoned.add(worker)
+    stage = _Stage(fn, what)
+    _workers.submit(stage)
+    if not stage.done.acquire(timeout=timeout_s) and stage.abandon():
         raise GuardTimeout(
             f"{what}: expected an answer within {timeout_s:.3g} s, found none (abandoned;"
             f" {abandoned_stages()} overrunning stage(s) still running)"
         )
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    if stage.error is not None:
+        raise stage.error
+    return cast(T, stage.value)

@@ -8,6 +8,8 @@ fed from each reply's summary. Imports nothing from governor.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -29,7 +31,8 @@ class Metrics:
         self.interventions = 0
         self.llm_calls = 0
         self.llm_failed = 0
-        self.bucket_counts = [0] * len(BUCKETS)
+        self.bucket_counts = [0] * (len(BUCKETS) + 1)
+        """Observations per bucket: the i-th in (BUCKETS[i-1], BUCKETS[i]], the last above all."""
         self.seconds_sum = 0.0
         self.seconds_count = 0
 
@@ -42,15 +45,14 @@ class Metrics:
             self.interventions += int(intervened)
             self.llm_calls += int(llm.get("calls", 0))
             self.llm_failed += int(llm.get("failed", 0))
-            for i, bound in enumerate(BUCKETS):
-                if seconds <= bound:
-                    self.bucket_counts[i] += 1
+            self.bucket_counts[bisect.bisect_left(BUCKETS, seconds)] += 1
             self.seconds_sum += seconds
             self.seconds_count += 1
 
     def render(self) -> str:
-        """The Prometheus text exposition (version 0.0.4)."""
+        """The Prometheus text exposition (version 0.0.4); buckets count up to their bound."""
         with self._lock:
+            cumulative = list(itertools.accumulate(self.bucket_counts[:-1]))
             lines = [
                 "# HELP governor_decisions_total Guarded replies, by the decision's kind.",
                 "# TYPE governor_decisions_total counter",
@@ -71,7 +73,7 @@ class Metrics:
                 "# TYPE governor_step_seconds histogram",
                 *(
                     f'governor_step_seconds_bucket{{le="{_number(b)}"}} {n}'
-                    for b, n in zip(BUCKETS, self.bucket_counts, strict=True)
+                    for b, n in zip(BUCKETS, cumulative, strict=True)
                 ),
                 f'governor_step_seconds_bucket{{le="+Inf"}} {self.seconds_count}',
                 f"governor_step_seconds_sum {self.seconds_sum!r}",

@@ -8,6 +8,7 @@ non-finite floats become "NaN"/"Infinity" strings that :func:`from_json_float` r
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 from collections.abc import Mapping
@@ -32,45 +33,96 @@ def to_jsonable(obj: Any) -> Any:
     up to 256 bytes). Non-finite floats become the strings ``"NaN"``, ``"Infinity"`` and
     ``"-Infinity"``. Anything else, a cycle, or nesting deeper than 64 becomes its ``repr``.
     """
-    return _jsonable(obj, 0, frozenset())
+    return _jsonable(obj, 0, set())
 
 
-def _jsonable(obj: Any, depth: int, seen: frozenset[int]) -> Any:
+_AS_IS = frozenset({str, int, bool, type(None)})
+"""Exact types that are their own JSON value (subclasses take the general path)."""
+
+
+def _jsonable(obj: Any, depth: int, seen: set[int]) -> Any:
+    """``obj`` as JSON; ``seen`` holds the ids of the containers being converted (its ancestors)."""
+    cls: type = type(obj)
+    if cls in _AS_IS:
+        return obj
+    if cls is float:
+        return _float(obj)
     try:
-        if isinstance(obj, Enum):
-            return _jsonable(obj.value, depth + 1, seen)
-        if obj is None or isinstance(obj, bool):
-            return obj
-        if isinstance(obj, (int, str)):
-            return int(obj) if isinstance(obj, int) else str(obj)
-        if isinstance(obj, float):
-            return _float(float(obj))
-        if isinstance(obj, np.generic):
-            return _jsonable(obj.item(), depth + 1, seen)
-        if isinstance(obj, PurePath):
-            return str(obj)
-        if isinstance(obj, (bytes, bytearray, memoryview)):
-            data = bytes(obj)
-            hexed = {"hex": data.hex()} if len(data) <= _MAX_HEX_BYTES else {}
-            return {"bytes": len(data), **hexed}
-        if depth >= _MAX_DEPTH or id(obj) in seen:
+        if isinstance(obj, _SCALARS):
+            return _scalar(obj, depth, seen)
+        key = id(obj)
+        if depth >= _MAX_DEPTH or key in seen:
             return _repr(obj)
-        seen, depth = seen | {id(obj)}, depth + 1
-        if isinstance(obj, np.ndarray):
-            return _jsonable(obj.tolist(), depth, seen)
-        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-            fields = dataclasses.fields(obj)
-            return {f.name: _jsonable(getattr(obj, f.name), depth, seen) for f in fields}
-        if isinstance(obj, Mapping):
-            return {_key(k, depth, seen): _jsonable(v, depth, seen) for k, v in obj.items()}
-        if isinstance(obj, (list, tuple)):
-            return [_jsonable(item, depth, seen) for item in obj]
-        if isinstance(obj, (set, frozenset)):
-            items = [_jsonable(item, depth, seen) for item in obj]
-            return sorted(items, key=lambda item: json.dumps(item, sort_keys=True))
+        seen.add(key)
+        try:
+            out = _container(obj, cls, depth + 1, seen)
+        finally:
+            seen.discard(key)
+        if out is not _NOT_A_CONTAINER:
+            return out
     except Exception:
         pass
     return _repr(obj)
+
+
+_SCALARS = (Enum, int, str, float, np.generic, PurePath, bytes, bytearray, memoryview)
+
+
+def _scalar(obj: Any, depth: int, seen: set[int]) -> Any:
+    if isinstance(obj, Enum):
+        return _jsonable(obj.value, depth + 1, seen)
+    if isinstance(obj, bool):
+        return obj
+    if isinstance(obj, (int, str)):
+        return int(obj) if isinstance(obj, int) else str(obj)
+    if isinstance(obj, float):
+        return _float(float(obj))
+    if isinstance(obj, np.generic):
+        return _jsonable(obj.item(), depth + 1, seen)
+    if isinstance(obj, PurePath):
+        return str(obj)
+    data = bytes(obj)
+    hexed = {"hex": data.hex()} if len(data) <= _MAX_HEX_BYTES else {}
+    return {"bytes": len(data), **hexed}
+
+
+_NOT_A_CONTAINER = object()
+
+
+def _container(obj: Any, cls: type, depth: int, seen: set[int]) -> Any:
+    """The JSON of a container whose children sit at ``depth``; else :data:`_NOT_A_CONTAINER`."""
+    if cls is dict:
+        return _mapping(obj, depth, seen)
+    if cls is list or cls is tuple:
+        return [_jsonable(item, depth, seen) for item in obj]
+    if isinstance(obj, np.ndarray):
+        return _jsonable(obj.tolist(), depth, seen)
+    names = _field_names(cls)
+    if names is not None:
+        return {name: _jsonable(getattr(obj, name), depth, seen) for name in names}
+    if isinstance(obj, Mapping):
+        return _mapping(obj, depth, seen)
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(item, depth, seen) for item in obj]
+    if isinstance(obj, (set, frozenset)):
+        items = [_jsonable(item, depth, seen) for item in obj]
+        return sorted(items, key=lambda item: json.dumps(item, sort_keys=True))
+    return _NOT_A_CONTAINER
+
+
+def _mapping(obj: Mapping[Any, Any], depth: int, seen: set[int]) -> dict[str, Any]:
+    return {
+        k if type(k) is str else _key(k, depth, seen): _jsonable(v, depth, seen)
+        for k, v in obj.items()
+    }
+
+
+@functools.lru_cache(maxsize=512)
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    """The field names of a dataclass type, in order (cached per type); None for any other."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 def _float(x: float) -> float | str:
@@ -79,7 +131,7 @@ def _float(x: float) -> float | str:
     return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
 
 
-def _key(key: Any, depth: int, seen: frozenset[int]) -> str:
+def _key(key: Any, depth: int, seen: set[int]) -> str:
     value = _jsonable(key, depth, seen)
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 

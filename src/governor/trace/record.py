@@ -43,40 +43,56 @@ def decision_record(
     cause), intervened, regenerations, extra.
     """
     total = decision.total_usage
-    record = {
-        "type": "decision",
-        "episode": episode,
-        "t": t,
-        "kind": decision.kind,
-        "action": decision.action,
-        "reason": decision.reason,
-        "cause": decision.cause,
-        "errors": decision.errors,
-        "latency_ms": {stage: 1000.0 * s for stage, s in decision.latency.items()},
-        "step_latency_ms": 1000.0 * step_seconds(decision.latency),
-        "usage": dict(decision.usage),
-        "usage_total": {**dataclasses.asdict(total), "tokens": total.tokens},
-        "feedback": decision.feedback,
-        "verdicts": [_verdict_record(v) for v in decision.verdicts],
-        "attempts": [
-            {
-                "candidates": a.candidates,
-                "verdicts": [[_verdict_record(v) for v in row] for row in a.verdicts],
-                "feedback": a.feedback,
-                "chosen": a.chosen,
-                "cause": a.cause,
-            }
-            for a in decision.attempts
-        ],
-        "intervened": decision.intervened,
-        "regenerations": decision.regenerations,
-        "extra": dict(extra or {}),
-    }
-    return to_jsonable(record)
+    record = to_jsonable(  # one walk; verdicts are placed below, each converted once
+        {
+            "type": "decision",
+            "episode": episode,
+            "t": t,
+            "kind": decision.kind,
+            "action": decision.action,
+            "reason": decision.reason,
+            "cause": decision.cause,
+            "errors": decision.errors,
+            "latency_ms": {stage: 1000.0 * s for stage, s in decision.latency.items()},
+            "step_latency_ms": 1000.0 * step_seconds(decision.latency),
+            "usage": dict(decision.usage),
+            "usage_total": {**dataclasses.asdict(total), "tokens": total.tokens},
+            "feedback": decision.feedback,
+            "verdicts": None,
+            "attempts": [
+                {
+                    "candidates": a.candidates,
+                    "verdicts": None,
+                    "feedback": a.feedback,
+                    "chosen": a.chosen,
+                    "cause": a.cause,
+                }
+                for a in decision.attempts
+            ],
+            "intervened": decision.intervened,
+            "regenerations": decision.regenerations,
+            "extra": dict(extra or {}),
+        }
+    )
+    verdict = _VerdictRecords()
+    record["verdicts"] = [verdict(v) for v in decision.verdicts]
+    for out, a in zip(record["attempts"], decision.attempts, strict=True):
+        out["verdicts"] = [[verdict(v) for v in row] for row in a.verdicts]
+    return record
 
 
-def _verdict_record(v: Verdict) -> dict[str, Any]:
-    return {**to_jsonable(v), "severity": v.severity.name}
+class _VerdictRecords:
+    """Verdicts as JSON-safe dicts (severity by name), each verdict object converted once (the
+    executed action's verdicts are also a row of its attempt); each call returns its own dict."""
+
+    def __init__(self) -> None:
+        self._done: dict[int, tuple[Verdict, dict[str, Any]]] = {}  # the verdict keeps its id
+
+    def __call__(self, v: Verdict) -> dict[str, Any]:
+        done = self._done.get(id(v))
+        if done is None:
+            done = self._done[id(v)] = v, {**to_jsonable(v), "severity": v.severity.name}
+        return dict(done[1])
 
 
 def decision_from_record(record: Mapping[str, Any]) -> Decision:

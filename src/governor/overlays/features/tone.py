@@ -43,7 +43,7 @@ def combine(text: str, weights: ToneWeights) -> float:
     """C = H*w_H + mean_i(s_i*w_i), clipped to [-1, 1]."""
     terms = tone_terms(text, len(weights.sentences))
     value = terms[0] * weights.whole + float(np.dot(terms[1:], weights.sentences))
-    return float(np.clip(value, -1.0, 1.0))
+    return float(min(max(value, -1.0), 1.0))  # np.clip's value (NaN stays NaN), for a scalar
 
 
 def fit_tone_weights(

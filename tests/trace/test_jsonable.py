@@ -1,0 +1,104 @@
+"""to_jsonable's bounds (depth, cycles, shared values, precedence) and the decision record's
+verdicts, each converted once."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from typing import Any
+
+import numpy as np
+
+from governor.core import Attempt, Candidate, Decision, DecisionKind, Severity, Verdict
+from governor.trace import decision_from_record, decision_record, to_jsonable
+
+
+@dataclasses.dataclass
+class Node:
+    child: Any
+
+
+@dataclasses.dataclass(init=False)
+class Tag(str):
+    """A dataclass that is also a string: converted as a string."""
+
+    weight: int = 1
+
+
+def _levels(out: Any, step: Any) -> int:
+    """How many containers deep ``out`` goes before a text (a cut) or a number."""
+    n = 0
+    while not isinstance(out, (str, int)):
+        out, n = step(out), n + 1
+    return n
+
+
+def test_nesting_is_cut_at_depth_64_for_lists_dicts_and_dataclasses() -> None:
+    deep_list: Any = 0
+    deep_dict: Any = 0
+    deep_node: Any = 0
+    for _ in range(100):
+        deep_list, deep_dict, deep_node = [deep_list], {"k": deep_dict}, Node(deep_node)
+    assert _levels(to_jsonable(deep_list), lambda x: x[0]) == 64
+    assert _levels(to_jsonable(deep_dict), lambda x: x["k"]) == 64
+    assert _levels(to_jsonable(deep_node), lambda x: x["child"]) == 64
+    assert to_jsonable(deep_node)
+    shallow: Any = 0
+    for _ in range(10):
+        shallow = [shallow]
+    assert _levels(to_jsonable(shallow), lambda x: x[0]) == 10  # the 0 at the bottom survives
+
+
+def test_a_value_shared_without_a_cycle_is_converted_everywhere() -> None:
+    shared = [1, {"x": math.inf}]
+    out = to_jsonable({"a": shared, "b": (shared, Node(shared))})
+    converted = [1, {"x": "Infinity"}]
+    assert out == {"a": converted, "b": [converted, {"child": converted}]}
+
+
+def test_cycles_through_dataclasses_become_text() -> None:
+    node = Node(None)
+    node.child = [node]
+    out = to_jsonable(node)
+    assert isinstance(out["child"][0], str) and out["child"][0].startswith("Node(")
+    json.dumps(out, allow_nan=False)
+
+
+def test_a_dataclass_that_is_also_a_string_is_converted_as_the_string() -> None:
+    assert to_jsonable({"tag": Tag("blue")}) == {"tag": "blue"}
+    assert to_jsonable(Node(np.float64(0.5))) == {"child": 0.5}
+
+
+def test_each_verdict_record_is_its_own_dict_with_the_severity_by_name() -> None:
+    shared = Verdict.allow("tone", margin=math.inf, descriptor="warm")
+    odd = Verdict("brevity", True, np.float64(0.25), confidence=1, severity=Severity.MEDIUM)
+    row = (shared, odd)
+    decision = Decision(
+        DecisionKind.EXECUTE_WITH_FEEDBACK,
+        "hi",
+        row,
+        attempts=(Attempt((Candidate("hi"), Candidate("hey")), (row, row), None, 0, None),),
+    )
+    record = decision_record(decision, episode="e", t=3)
+    first, second = record["attempts"][0]["verdicts"]
+    records = [*record["verdicts"], *first, *second]
+    assert len({id(r) for r in records}) == len(records) == 6
+    assert record["verdicts"] == first == second
+    assert record["verdicts"][0]["margin"] == "Infinity"
+    assert record["verdicts"][0]["severity"] == "LOW"
+    assert record["verdicts"][1] == {
+        "constraint": "brevity",
+        "admissible": True,
+        "deviation": 0.25,
+        "margin": None,
+        "confidence": 1,
+        "descriptor": "",
+        "severity": "MEDIUM",
+        "error": None,
+        "cause": None,
+    }
+    back = decision_from_record(json.loads(json.dumps(record)))
+    assert back.verdicts[0] == shared and back.attempts[0].verdicts[1][1].deviation == 0.25
+    record["verdicts"][0]["descriptor"] = "changed"
+    assert first[0]["descriptor"] == second[0]["descriptor"] == "warm"
