@@ -3,6 +3,7 @@ the shipped overlays, human replies are not, and CJK text is counted by characte
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from governor.overlays import (
     measure,
 )
 from governor.overlays.features import degenerate as d
+from governor.overlays.features import instructions
 from governor.overlays.features.text import words
 from governor.overlays.loader import EMBED_OVERLAYS
 from governor.overlays.rules import Overlay
@@ -28,6 +30,7 @@ NAMES = (
     "mixed_scripts",
     "markup",
     "echo",
+    "instruction_echo",
     "stray_tail",
 )
 QUESTION = "What do you usually like to do on the weekends?"
@@ -164,3 +167,50 @@ def test_the_conversation_language_decides_what_is_a_word() -> None:
     reply = "Habituellement, des randonnées pittoresques avec mes copains, et toi ?"
     assert measure("non_words", french, reply).value == 0.0
     assert measure("non_words", user("Hi!"), reply).value == pytest.approx(4 / 9)  # in English
+
+
+PARAPHRASED_LEAKS = (
+    "my supervisor rejected my proposal",  # seen on the real model
+    "Sorry, my supervisor says I should keep it short and not give advice.",
+    "I'm a friendly companion for casual small talk!",
+    "Thanks for the note, I'll keep my next replies short.",
+    "Got it, no names or numbers, I'll keep it general.",
+    "My reply was not accepted, so I'll propose a different one.",
+)
+
+
+@pytest.mark.parametrize("reply", PARAPHRASED_LEAKS)
+def test_a_reply_restating_its_instructions_is_rejected(
+    degenerate_overlays: list[Overlay], reply: str
+) -> None:
+    assert "instruction_echo" in rejected_by(degenerate_overlays, user(QUESTION), reply)
+    reordered = " ".join(reversed(reply.rstrip(".!").split()))  # a bag of words: order is moot
+    assert measure("instruction_echo", user(QUESTION), reordered).value == pytest.approx(
+        measure("instruction_echo", user(QUESTION), reply).value
+    )
+
+
+def test_instruction_words_the_user_said_are_not_an_echo() -> None:
+    reply = "Your supervisor rejected your proposal? That is rough."
+    about_work = user("My supervisor rejected my proposal at work today.")
+    assert measure("instruction_echo", user(QUESTION), reply).value >= 0.4
+    assert measure("instruction_echo", about_work, reply).value == 0.0
+    assert instructions.instruction_share("Keep it light!") == 2 / instructions.MIN_STEMS
+
+
+def test_the_vocabulary_covers_what_the_model_is_told() -> None:
+    from governor.conversation.llm_policy import EXAMPLES_HEADER, NOTE, SYSTEM_PROMPT
+    from governor.feedback import LLMFeedbackWriter, TemplateFeedbackWriter
+    from governor.overlays.features.text import STOPWORDS, stem, zipf
+
+    told = [SYSTEM_PROMPT, EXAMPLES_HEADER, *NOTE.values(), LLMFeedbackWriter.PROMPT]
+    told += TemplateFeedbackWriter().templates.values()
+    vocabulary = instructions.instruction_vocabulary()
+    for text in told:
+        telling = [
+            w
+            for w in words(re.sub(r"\{\w*\}", " ", text))  # without the template slots
+            if w.lower() not in STOPWORDS and len(w) > 1 and zipf(w) < instructions.COMMON
+        ]
+        missing = [w for w in telling if stem(w) not in vocabulary]
+        assert telling and not missing, (text, missing)

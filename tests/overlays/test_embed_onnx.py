@@ -73,6 +73,23 @@ def test_local_embed_prefers_onnx_runtime(monkeypatch: pytest.MonkeyPatch) -> No
     assert embed_module.local_embed() == "torch"
 
 
+def test_texts_are_batched_with_others_of_similar_length() -> None:
+    sizes = [3, 3, 4, 4, 5, 9, 10, 30, 31, 31]
+    items = [(list(range(n)), f"text {i}") for i, n in enumerate(sizes)]
+    batches = embed_module._similar_lengths(items, batch_size=3, slack=0.25)
+    assert [t for b in batches for _, t in b] == [t for _, t in items]  # all, in order
+    assert [[len(ids) for ids, _ in b] for b in batches] == [
+        [3, 3, 4],
+        [4, 5],
+        [9, 10],
+        [30, 31, 31],
+    ]
+    for batch in batches:  # padding to the longest stays within the slack
+        held = sum(len(ids) for ids, _ in batch)
+        assert len(batch) * max(len(ids) for ids, _ in batch) - held <= 0.25 * held
+    assert len(embed_module._similar_lengths(items, batch_size=1)) == len(items)
+
+
 @pytest.fixture(scope="module")
 def cache() -> Iterator[Path]:
     import tempfile

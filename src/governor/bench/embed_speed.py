@@ -1,15 +1,18 @@
 """`governor bench embed-speed`: the small-talk observer's time per turn and coherence's AUC, per
 embedding: none (lexical proxies), the MiniLM transformer on torch and on ONNX Runtime (fp32, and
 dynamically quantised int8; each candidate encoded when a feature first asks, or with
-``-batched`` all candidates of an attempt in one batch), and its distilled static table.
+``-batched`` all candidates of an attempt at once, in batches of similar length), and its
+distilled static table.
 
 Time: the observer around the offline retrieval responder (not a model), ``candidates`` replies
 per attempt, users replaying held-out human openings; a turn's guard time is its wall time minus
 the responder's own, so a batch encoded right after the proposal counts as guard time; attempts
 per turn (regenerations add attempts) and time per attempt are reported beside it. Each
-embedding starts with an empty memo and uses the overlays calibrated with the transformer
-(``smalltalk_embed.yaml``), so a static embedding also changes which candidates pass. AUC: 1 - coherence ranks TIAGE's human topic-shift labels
-(PersonaChat, the held-out dialogues of the corpus split) against non-shifts.
+embedding starts with an empty memo (the encoder's texts and coherence's pairs), after the text
+resources (tagger, word frequencies, VADER) are loaded, and uses the overlays calibrated with the
+transformer (``smalltalk_embed.yaml``), so a static embedding also changes which candidates pass.
+AUC: 1 - coherence ranks TIAGE's human topic-shift labels (PersonaChat, the held-out dialogues of
+the corpus split) against non-shifts.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from governor.flags import Subcommands, add_dataclass_args, dataclass_from_args
 from governor.overlays.corpora import _detokenize, read_corpus_bytes, split_of
 from governor.overlays.features.base import Embed, Resources, get_feature
 from governor.overlays.features.dialogue import Turn, as_dialogue
+from governor.overlays.features.text import warm_up
 from governor.overlays.loader import DEFAULT_OVERLAYS, EMBED_OVERLAYS, load_overlays
 from governor.worlds.smalltalk.responder import RetrievalResponder
 from governor.worlds.smalltalk.settings import conversations_dir
@@ -132,6 +136,9 @@ class _TimedPolicy(Policy):
 
 
 def _embedding(method: str) -> Embed | None:
+    from governor.overlays.features import coherence
+
+    coherence.forget()
     if method == "offline":
         return None
     if method == "static":
@@ -153,6 +160,7 @@ def _embedding(method: str) -> Embed | None:
 def measure(method: str, cfg: EmbedSpeedConfig, data: Path, pairs: Sequence[Any]) -> dict[str, Any]:
     """One method's guard milliseconds per turn and AUC."""
     embed = _embedding(method)
+    warm_up()  # the text resources load once per process, not on some method's first turn
     overlays = load_overlays(EMBED_OVERLAYS if embed else DEFAULT_OVERLAYS, embed=embed)
     prefetch = getattr(embed, "prefetch", None) if method.endswith("-batched") else None
     policy = _TimedPolicy(RetrievalResponder.from_corpora(data, seed=cfg.seed), prefetch)

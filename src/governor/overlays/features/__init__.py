@@ -14,6 +14,7 @@ from governor.overlays.features import (  # noqa: F401
     critique,
     degenerate,
     demand,
+    instructions,
     specificity,
     tone,
     trajectory,

@@ -23,6 +23,7 @@ rank shifts above non-shifts only slightly better than chance (AUC about 0.57 fo
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -55,8 +56,15 @@ def information_gain(
 ) -> tuple[float, float]:
     """(gain in nats, its value for orthogonal sets) of ``candidate`` rows over ``previous``."""
     p, q = unit(previous), unit(candidate)
+    return _gain((p, _similarity(p, p, width)), (q, _similarity(q, q, width)), width)
+
+
+def _gain(
+    previous: tuple[np.ndarray, float], candidate: tuple[np.ndarray, float], width: float
+) -> tuple[float, float]:
+    """:func:`information_gain` from unit rows with their mean self-similarity."""
+    (p, s_p), (q, s_q) = previous, candidate
     w = len(p) / (len(p) + len(q))
-    s_p, s_q = _similarity(p, p, width), _similarity(q, q, width)
     inner = w * -np.log(s_p) + (1 - w) * -np.log(s_q)
     within = w * w * s_p + (1 - w) ** 2 * s_q
 
@@ -75,13 +83,34 @@ def points(embed: Embed, text: str) -> np.ndarray:
     return np.asarray(embed(sentences(text) or [text]), dtype=float)
 
 
+MEMO = 4096  # texts and (previous, candidate) pairs remembered per process
+
+
+@lru_cache(maxsize=MEMO)
+def _spread(embed: Embed, text: str) -> tuple[np.ndarray, float]:
+    """A text's unit points and their mean self-similarity (memoised: each text once)."""
+    v = unit(points(embed, text))
+    return v, _similarity(v, v, KERNEL_WIDTH)
+
+
+@lru_cache(maxsize=MEMO)
 def embedding_coherence(embed: Embed, previous: str, candidate: str) -> float:
-    """1 - information gain / its value for orthogonal sets, in [0, 1]."""
+    """1 - information gain / its value for orthogonal sets, in [0, 1].
+
+    Memoised per (embedding, previous, candidate): the human-likeness ranking asks again for
+    every earlier reply at every turn. :func:`forget` empties the memo.
+    """
     prefetch = getattr(embed, "prefetch", None)
     if callable(prefetch):
         prefetch([previous, candidate])  # one batch for the texts this check has not seen
-    gain, most = information_gain(points(embed, previous), points(embed, candidate))
+    gain, most = _gain(_spread(embed, previous), _spread(embed, candidate), KERNEL_WIDTH)
     return float(np.clip(1.0 - gain / most, 0.0, 1.0)) if most > 0 else 1.0
+
+
+def forget() -> None:
+    """Empty the memo of texts and pairs (an embedding's own memo is emptied by its ``clear``)."""
+    _spread.cache_clear()
+    embedding_coherence.cache_clear()
 
 
 def overlap(candidate: str, others: Sequence[str]) -> float:
