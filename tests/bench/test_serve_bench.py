@@ -17,6 +17,7 @@ def test_bench_serve_writes_json_and_plot(
 ) -> None:
     out, png = tmp_path / "serve.json", tmp_path / "serve.png"
     args = ["bench", "serve", "--requests", "10", "--concurrency", "1,2", "--latency-ms", "5"]
+    args += ["--token-ms", "2", "--stream-requests", "4", "--stream-concurrency", "1,2"]
     assert main([*args, "--json", str(out), "--plot", str(png)]) == 0
     result = json.loads(out.read_text())
     rows = result["rows"]
@@ -32,9 +33,18 @@ def test_bench_serve_writes_json_and_plot(
         assert r["upstream_calls_per_accepted_turn"] == 1.0
     assert result["checks_per_s"] > 0 and result["commits_per_s"] > 0
     assert result["config"]["store"] == "sqlite"  # the default: sessions in a SQLite file
+    stream = result["stream"]["rows"]
+    assert [(r["checks"], r["concurrency"]) for r in stream] == [
+        (checks, c) for checks in ("prefix", "overlays") for c in (1, 2)
+    ]
+    for r in stream:
+        assert r["requests"] == 4 and r["same_text"]  # governor released the stub's whole text
+        assert r["governor_ttft_ms_p50"] >= r["upstream_ttft_ms_p50"] > 0
+        assert r["whole_ratio_p50"] > 0
     assert png.stat().st_size > 1000
     printed = capsys.readouterr().out
     assert "decisions per second" in printed and "calls/turn" in printed
+    assert "time to first token" in printed
     assert "sqlite store" in printed
 
 
@@ -52,6 +62,9 @@ def test_bench_serve_stub_runs_in_its_own_process_and_counts_calls() -> None:
         assert stub._process.pid != os.getpid()
         assert httpx.get(f"{stub.url}/models", timeout=10).status_code == 200
         assert stub.calls == 1  # only chat completions are counted
+        streamed = httpx.post(f"{stub.url}/chat/completions", json={**body, "stream": True})
+        assert streamed.headers["content-type"] == "text/event-stream"
+        assert streamed.text.rstrip().endswith("data: [DONE]") and stub.calls == 2
     assert not stub._process.is_alive()
 
 

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+import httpx
 import pytest
 from fake_openai_server import FakeOpenAIServer, Reply
 from guard_helpers import SMALLTALK_POLICY, TOOLS_POLICY
 
 from governor.backends import OpenAIBackend
+from governor.backends.base import Message
 from governor.backends.scripted import ScriptedBackend
 from governor.config import BackendConfig
+from governor.errors import BackendError, BackendHTTPError
 from governor.guard import Guard, load_policy
+from governor.guard.upstream_stream import stream_chat
 from governor.usage import metered
 
 TOOLS = [{"type": "function", "function": {"name": "send_email", "parameters": {}}}]
@@ -125,3 +131,138 @@ def test_a_malformed_native_tool_call_is_never_executed_and_is_counted(
         )
     assert out.reply.tool_calls == () and out.summary["fallback"] is True
     assert (meter.total.calls, meter.total.failed) == (1, 1)
+
+
+# ---------------------------------------------------------------------- the streamed reader
+
+
+def sse(*events: Any) -> bytes:
+    """A Server-Sent Events body: each event JSON unless str."""
+    return b"".join(
+        f"data: {e if isinstance(e, str) else json.dumps(e)}\n\n".encode() for e in events
+    )
+
+
+def piece(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+def streaming_backend(*answers: httpx.Response | Exception) -> tuple[OpenAIBackend, list[Any]]:
+    """A backend whose requests get ``answers`` in order (an exception is raised instead)."""
+    queue, seen = list(answers), []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        seen.append(json.loads(request.content))
+        got = queue.pop(0)
+        if isinstance(got, Exception):
+            raise got
+        return got
+
+    config = BackendConfig(base_url="http://up/v1", model="m", max_retries=1, backoff_s=0.0)
+    return OpenAIBackend(config, transport=httpx.MockTransport(handle)), seen
+
+
+def events(body: bytes) -> httpx.Response:
+    return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+
+def read(backend: OpenAIBackend) -> tuple[Any, list[tuple[str, bool]]]:
+    got: list[tuple[str, bool]] = []
+    msgs = [Message("user", "hi")]
+    done = stream_chat(
+        backend,
+        msgs,
+        temperature=0.0,
+        max_tokens=9,
+        tools=None,
+        on_delta=lambda p, c: got.append((p, c)),
+    )
+    return done, got
+
+
+def test_the_reader_hands_over_text_as_it_comes_and_tool_calls_whole() -> None:
+    call = {"index": 0, "id": "c1", "type": "function", "function": {"name": "send_email"}}
+    body = sse(
+        piece({"role": "assistant", "content": ""}),
+        piece({"content": "Sending "}),
+        piece({"content": "now."}),
+        piece({"tool_calls": [call]}),
+        piece({"tool_calls": [{"index": 0, "function": {"arguments": '{"to": '}}]}),
+        piece({"tool_calls": [{"index": 0, "function": {"arguments": '"x"}'}}]}),
+        piece({}, "tool_calls"),
+        {"choices": [], "usage": {"prompt_tokens": 7, "completion_tokens": 4}},
+        "[DONE]",
+    )
+    backend, seen = streaming_backend(events(body))
+    with metered() as meter:
+        done, got = read(backend)
+    assert got[:2] == [("Sending ", False), ("now.", False)] and all(c for _, c in got[2:])
+    assert done.text == "Sending now." and done.finish_reason == "tool_calls"
+    assert [(c.id, c.name, c.args()) for c in done.tool_calls] == [
+        ("c1", "send_email", {"to": "x"})
+    ]
+    assert seen[0]["stream"] is True and "n" not in seen[0]
+    assert (meter.total.calls, meter.total.prompt_tokens, meter.total.completion_tokens) == (
+        1,
+        7,
+        4,
+    )
+
+
+def test_a_server_that_ignores_stream_is_read_as_one_piece() -> None:
+    whole = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "All at once."}}]}
+    backend, _ = streaming_backend(httpx.Response(200, json=whole))
+    done, got = read(backend)
+    assert got == [("All at once.", False)] and done.text == "All at once."
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        (sse(piece({"content": "Half of it"})), "a stream cut short"),
+        (sse(piece({"content": "x"}), {"error": {"message": "overloaded"}}), "overloaded"),
+        (sse("{not json"), "a JSON chunk"),
+    ],
+    ids=["cut short", "error event", "garbage"],
+)
+def test_a_stream_that_breaks_is_a_backend_error_counted_as_failed(body: bytes, says: str) -> None:
+    backend, seen = streaming_backend(events(body))
+    with metered() as meter, pytest.raises(BackendError, match=re.escape(says)):
+        read(backend)
+    assert len(seen) == 1 and meter.total.failed == 1  # no retry once text was handed over
+
+
+def test_the_reader_retries_before_the_first_piece_and_counts_each_request() -> None:
+    ok = events(sse(piece({"content": "Fine."}, "stop"), "[DONE]"))
+    backend, seen = streaming_backend(httpx.ConnectError("refused"), ok)
+    with metered() as meter:
+        done, _ = read(backend)
+    assert done.text == "Fine." and len(seen) == 2 and meter.total.calls == 2
+    backend, _ = streaming_backend(httpx.Response(400, json={"error": {"message": "bad"}}))
+    with pytest.raises(BackendHTTPError, match="HTTP 400: bad"):
+        read(backend)
+
+
+def test_a_refusal_inside_on_delta_stops_the_reading() -> None:
+    body = sse(*(piece({"content": w}) for w in ("a ", "b ", "c ")), piece({}, "stop"), "[DONE]")
+    backend, _ = streaming_backend(events(body))
+    got: list[str] = []
+
+    def stop_at_b(p: str, calling: bool) -> None:
+        got.append(p)
+        if p == "b ":
+            raise KeyboardInterrupt  # any exception: the reading stops and it propagates
+
+    with pytest.raises(KeyboardInterrupt):
+        stream_chat(backend, [Message("user", "hi")], temperature=0.0, max_tokens=9, tools=None, on_delta=stop_at_b)  # fmt: skip
+    assert got == ["a ", "b "]
+
+
+def test_any_other_backend_streams_its_whole_completion_as_one_piece() -> None:
+    backend = ScriptedBackend(["Scripted reply."])
+    got: list[tuple[str, bool]] = []
+    done = stream_chat(
+        backend, [Message("user", "hi")], temperature=0.0, max_tokens=9, tools=None,
+        on_delta=lambda p, c: got.append((p, c)),
+    )  # fmt: skip
+    assert got == [("Scripted reply.", False)] and done.text == "Scripted reply."

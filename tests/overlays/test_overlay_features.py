@@ -20,6 +20,7 @@ from governor.overlays.features import (
     ToneWeights,
     Turn,
     as_dialogue,
+    coherence,
     get_feature,
     measure,
     measure_all,
@@ -212,8 +213,20 @@ def test_coherence_uses_token_embeddings_when_offered() -> None:
     ctx = user("football game tonight")
     on = value("coherence", ctx, "great game tonight", res)
     off = value("coherence", ctx, "cats eat tuna", res)
-    assert embed.tokenized == [ctx[0].text, "great game tonight", ctx[0].text, "cats eat tuna"]
+    assert embed.tokenized == [ctx[0].text, "great game tonight", "cats eat tuna"]  # each once
     assert 0.0 <= off < on < 1.0
+
+
+def test_coherence_is_memoised_per_pair_until_forgotten() -> None:
+    embed = ToyTokens()
+    res = Resources(embed=embed)
+    ctx = user("football game tonight")
+    first = value("coherence", ctx, "great game tonight", res)
+    assert value("coherence", ctx, "great game tonight", res) == first
+    assert len(embed.tokenized) == 2
+    coherence.forget()
+    assert value("coherence", ctx, "great game tonight", res) == first
+    assert len(embed.tokenized) == 4  # computed again from the embedding
 
 
 def test_user_affect_escalation_and_emotional_loop() -> None:

@@ -73,7 +73,8 @@ def test_bytes_that_are_not_utf8_and_deep_nesting_are_malformed_json(
     [
         ({"messages": "hi"}, "messages", "expected a list of messages, found 'hi'"),
         ({"messages": []}, "messages", "non-empty"),
-        ({"messages": HI, "n": 2}, "n", "one choice is served"),
+        ({"messages": HI, "n": 9}, "n", "an integer in [1, 8], found 9"),
+        ({"messages": HI, "n": 2, "stream": True}, "n", "a stream serves one choice"),
         ({"messages": HI, "temperature": "hot"}, "temperature", "found 'hot'"),
         ({"messages": HI, "max_tokens": 0}, "max_tokens", "integer >= 1"),
         ({"messages": HI, "stream": "yes"}, "stream", "true or false"),

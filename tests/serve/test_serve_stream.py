@@ -9,7 +9,7 @@ import openai
 from fake_openai_server import FakeOpenAIServer
 from serve_helpers import TOOLS, text, tool_call
 
-from governor.serve.stream import sentences
+from governor.guard.release import sentences
 
 
 def collect(chunks: Any) -> tuple[list[str], list[Any], list[Any]]:

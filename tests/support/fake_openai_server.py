@@ -28,6 +28,10 @@ class Reply:
     Faults: ``drip_s`` sends the body a few bytes at a time with that pause between; ``truncate``
     announces the full length and closes the connection halfway through the body; ``reset``
     closes the connection without answering.
+
+    ``events`` makes the answer a Server-Sent Events stream instead of a body: each item is one
+    ``data:`` event (JSON-encoded unless str), sent ``event_s`` apart, the connection closed
+    after the last one (``truncate``: after the first half).
     """
 
     status: int = 200
@@ -37,6 +41,8 @@ class Reply:
     drip_s: float = 0.0
     truncate: bool = False
     reset: bool = False
+    events: tuple[Any, ...] = ()
+    event_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -158,6 +164,9 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
                 self.connection.shutdown(socket.SHUT_RDWR)
                 return
+            if reply.events:
+                self._stream(reply)
+                return
             body = reply.body
             if isinstance(body, str):
                 payload = body.encode()
@@ -186,6 +195,21 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                     self.wfile.write(payload)
             except (BrokenPipeError, ConnectionResetError, OSError):
                 pass  # the client gave up (a timeout test)
+
+        def _stream(self, reply: Reply) -> None:
+            self.close_connection = True  # the end of the stream is the end of the connection
+            sent = reply.events[: len(reply.events) // 2] if reply.truncate else reply.events
+            try:
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                for event in sent:
+                    data = event if isinstance(event, str) else json.dumps(event)
+                    self.wfile.write(f"data: {data}\n\n".encode())
+                    self.wfile.flush()
+                    time.sleep(reply.event_s)
+            except (BrokenPipeError, ConnectionResetError, OSError):
+                pass  # the client stopped reading
 
         do_GET = do_POST = _serve
 

@@ -18,8 +18,10 @@ upstream calls per turn counted at the stub (1 when every turn is accepted at on
 accepted when it executed the first proposal). Then ``/v1/checks`` (no upstream, the ``both``
 set) in decisions per second: check-only on one session per request in flight
 (``checks_per_s``), and check-and-commit, each on a new session whose decision is written to the
-store (``commits_per_s``). Everything stays on the loopback interface and is bounded in requests
-per cell and seconds per cell.
+store (``commits_per_s``). Then the streaming rows (``stream``, :mod:`.serve_stream`): with the
+stub streaming a word every ``token_ms``, the time to the first token straight from the stub
+against the time to the first token governor released, and the whole-reply times. Everything
+stays on the loopback interface and is bounded in requests per cell and seconds per cell.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from rich.console import Console
 
 from governor.bench.serve_load import Driver, cell, checks_per_second, commits_per_second
 from governor.bench.serve_setup import CHECK_SETS, bench_policy
+from governor.bench.serve_stream import STREAM_SETS, plot_stream, stream_lines, stream_rows
 from governor.bench.serve_stub import Stub
 from governor.config import check_range, option
 from governor.errors import ConfigError, expected
@@ -55,13 +58,21 @@ class ServeBenchConfig:
     latency_ms: float = option(50.0, "the upstream stub's fixed latency in milliseconds")
     quick: bool = option(False, "leave out concurrency 64")
     store: str = option("sqlite", "session store: sqlite (a file in a temporary folder) or memory")
+    token_ms: float = option(20.0, "the stub's delay between streamed words in milliseconds")
+    stream_requests: int = option(50, "timed streamed requests per streaming cell")
+    stream_concurrency: str = option("1,8", "comma-separated numbers of streams in flight")
+    chunk_tokens: int = option(0, "the streaming policies' chunk_tokens (0: the policy default)")
 
     def __post_init__(self) -> None:
         if self.store not in STORES:
             raise ConfigError(f"store: {expected(' or '.join(STORES), self.store)}")
         check_range("requests", self.requests, 1, 100_000)
         check_range("latency_ms", self.latency_ms, 0, 10_000)
+        check_range("token_ms", self.token_ms, 0, 10_000)
+        check_range("stream_requests", self.stream_requests, 1, 100_000)
+        check_range("chunk_tokens", self.chunk_tokens, 0, 4096)
         concurrencies(self.concurrency)
+        concurrencies(self.stream_concurrency)
 
     def levels(self) -> list[int]:
         levels = concurrencies(self.concurrency)
@@ -84,7 +95,8 @@ def _store(kind: str, folder: str, checks: str) -> SessionStore:
 
 
 def run(cfg: ServeBenchConfig) -> dict[str, Any]:
-    """``{"config", "rows": [...], "checks_per_s", "commits_per_s"}`` (see the module doc)."""
+    """``{"config", "rows": [...], "checks_per_s", "commits_per_s", "stream": {"rows": [...]}}``
+    (see the module doc)."""
     from governor.serve import create_app  # the [serve] extra: only when the bench runs
     from governor.serve.local import serving
 
@@ -93,7 +105,7 @@ def run(cfg: ServeBenchConfig) -> dict[str, Any]:
     checks_rate = commits_rate = 0.0
     with (
         tempfile.TemporaryDirectory(prefix="governor-bench-serve-") as folder,
-        Stub(cfg.latency_ms / 1000.0) as stub,
+        Stub(cfg.latency_ms / 1000.0, cfg.token_ms / 1000.0) as stub,
         Driver() as driver,
     ):
         for checks in CHECK_SETS:
@@ -107,16 +119,28 @@ def run(cfg: ServeBenchConfig) -> dict[str, Any]:
                         checks_rate = checks_per_second(driver, base, cfg.requests)
                         commits_rate = commits_per_second(driver, base, cfg.requests, tag)
             finally:
-                guard.close()
-                close = getattr(guard.backend, "close", None)
-                if close is not None:
-                    close()
+                _close(guard)
+        levels = concurrencies(cfg.stream_concurrency)
+        streamed = []
+        for checks in STREAM_SETS:
+            store = _store(cfg.store, folder, f"stream-{checks}")
+            setup = (driver, stub, store, folder, tag)
+            chunk = cfg.chunk_tokens or None
+            streamed += stream_rows(checks, setup, cfg.stream_requests, levels, _close, chunk)
     return {
         "config": dataclasses.asdict(cfg),
         "rows": rows,
         "checks_per_s": checks_rate,
         "commits_per_s": commits_rate,
+        "stream": {"token_ms": cfg.token_ms, "rows": streamed},
     }
+
+
+def _close(guard: Guard) -> None:
+    guard.close()
+    close = getattr(guard.backend, "close", None)
+    if close is not None:
+        close()
 
 
 def table_lines(result: dict[str, Any]) -> Iterator[list[str]]:
@@ -147,13 +171,15 @@ def table_lines(result: dict[str, Any]) -> Iterator[list[str]]:
 
 
 def plot(result: dict[str, Any], path: Path) -> None:
-    """Added milliseconds (p50, solid; p99, dashed) against concurrency, one colour per set."""
+    """Left: added milliseconds (p50, solid; p99, dashed) against concurrency, one colour per
+    set. Right: time to first token (p50) straight from the stub and through governor, per
+    streaming set and concurrency."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.5, 4))
+    fig, (ax, right) = plt.subplots(1, 2, figsize=(11, 4))
     for i, checks in enumerate(CHECK_SETS):
         rows = [r for r in result["rows"] if r["checks"] == checks]
         if not rows:
@@ -169,6 +195,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
     ax.set_title(f"governor serve: added latency over a {latency:g} ms upstream")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
+    plot_stream(right, result)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
@@ -209,6 +236,12 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
     console.print(
         f"/v1/checks (no upstream): {result['checks_per_s']:.0f} decisions per second check-only,"
         f" {result['commits_per_s']:.0f} with commit (each stored)"
+    )
+    print_table(
+        console,
+        f"streaming: time to first token, a word every {cfg['token_ms']:g} ms,"
+        f" {cfg['stream_requests']} streams/cell",
+        list(stream_lines(result)),
     )
     if args.json is not None:
         write_json(args.json, result)

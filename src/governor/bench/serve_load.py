@@ -14,12 +14,14 @@ import multiprocessing
 import statistics
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 from governor.bench.serve_client import encoded, run_batch
 from governor.bench.serve_setup import CELL_SECONDS, TEXT_REPLY, USER_TEXT, request_body
 from governor.bench.serve_stub import Stub
 from governor.errors import ConfigError
+
+T = TypeVar("T")
 
 
 async def drive(
@@ -81,6 +83,10 @@ class Driver:
         """:func:`drive`, in the driver's process."""
         job = self._pool.submit(_drive_here, url, bodies, concurrency, warmup, read_answers)
         return job.result()
+
+    def call(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` in the driver's process (``fn`` importable by name)."""
+        return self._pool.submit(fn, *args).result()
 
 
 def percentile(values: list[float], q: float) -> float:

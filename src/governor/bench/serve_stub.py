@@ -1,6 +1,8 @@
 """The upstream stub of `governor bench serve`: an asyncio HTTP server on 127.0.0.1 that answers
 a fixed chat completion (text, or a tool call when tools are offered) after a fixed latency, and
-counts the calls it gets. It runs in a process of its own, as a model server does: in the
+counts the calls it gets. Asked with ``stream: true`` it streams the text as chat completion
+chunks (Server-Sent Events), one word after the latency and each next one ``token_s`` later,
+then closes the connection. It runs in a process of its own, as a model server does: in the
 service's process its work would take the service's interpreter lock and be measured as guard
 time. Imports nothing of governor but the bench's constants."""
 
@@ -42,12 +44,33 @@ def _completion(body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _chunks(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The fixed text as a stream's chunks: one word each (with the space before it), a finish
+    chunk and a usage chunk."""
+    words = TEXT_REPLY.split(" ")
+    pieces = [words[0]] + [" " + w for w in words[1:]]
+    head = {"id": "chatcmpl-stub", "object": "chat.completion.chunk", "created": 0}
+    head["model"] = body.get("model") or "stub"
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    usage = {"prompt_tokens": 20, "completion_tokens": len(pieces), "total_tokens": 0}
+    return [
+        *(chunk({"content": p}) for p in pieces),
+        chunk({}, "stop"),
+        {**head, "choices": [], "usage": usage},
+    ]
+
+
 class Stub:
     """An OpenAI-compatible chat endpoint on 127.0.0.1 answering after ``latency_s`` (HTTP/1.1,
-    keep-alive), served by a process of its own. ``calls`` counts chat completions answered."""
+    keep-alive; a stream ``token_s`` per word, then the connection closes), served by a process
+    of its own. ``calls`` counts chat completions answered."""
 
-    def __init__(self, latency_s: float) -> None:
+    def __init__(self, latency_s: float, token_s: float = 0.0) -> None:
         self.latency_s = latency_s
+        self.token_s = token_s
         self.port = 0
         context = multiprocessing.get_context("spawn")
         self._calls = context.Value("q", 0)
@@ -55,7 +78,7 @@ class Stub:
         self._ports: Queue[int] = context.Queue()
         self._process = context.Process(
             target=_serve_process,
-            args=(latency_s, self._calls, self._stop, self._ports),
+            args=(latency_s, token_s, self._calls, self._stop, self._ports),
             daemon=True,
         )
 
@@ -86,19 +109,20 @@ class Stub:
             self._process.join(5)
 
 
-def _serve_process(latency_s: float, calls: Any, stop: Any, ports: Any) -> None:
+def _serve_process(latency_s: float, token_s: float, calls: Any, stop: Any, ports: Any) -> None:
     """The stub's process: serve until ``stop`` is set (on uvloop when installed)."""
     runner: Callable[[Coroutine[Any, Any, None]], None] = asyncio.run
     with contextlib.suppress(ImportError):
         import uvloop
 
         runner = uvloop.run
-    runner(_StubServer(latency_s, calls).main(stop, ports))
+    runner(_StubServer(latency_s, token_s, calls).main(stop, ports))
 
 
 class _StubServer:
-    def __init__(self, latency_s: float, calls: Any) -> None:
+    def __init__(self, latency_s: float, token_s: float, calls: Any) -> None:
         self.latency_s = latency_s
+        self.token_s = token_s
         self.calls = calls
 
     async def main(self, stop: Any, ports: Any) -> None:
@@ -120,10 +144,14 @@ class _StubServer:
                 }
                 raw = await reader.readexactly(int(headers.get("content-length") or 0))
                 if method == "POST" and path.endswith("/chat/completions"):
+                    asked = json.loads(raw)
                     await asyncio.sleep(self.latency_s)
                     with self.calls.get_lock():
                         self.calls.value += 1
-                    status, body = "200 OK", _completion(json.loads(raw))
+                    if asked.get("stream") and not asked.get("tools"):
+                        await self._stream(writer, asked)
+                        return
+                    status, body = "200 OK", _completion(asked)
                 elif path.endswith("/models"):
                     status, body = "200 OK", {"object": "list", "data": [{"id": "stub"}]}
                 else:
@@ -139,3 +167,16 @@ class _StubServer:
             pass  # a client gone, a malformed request, or the stub stopping with the connection open
         finally:
             writer.close()
+
+    async def _stream(self, writer: asyncio.StreamWriter, body: dict[str, Any]) -> None:
+        """The streamed answer; the end of the connection is the end of the stream."""
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+        )
+        for i, event in enumerate(_chunks(body)):
+            if i and self.token_s and event["choices"]:
+                await asyncio.sleep(self.token_s)
+            writer.write(f"data: {json.dumps(event)}\n\n".encode())
+            await writer.drain()
+        writer.write(b"data: [DONE]\n\n")
+        await writer.drain()

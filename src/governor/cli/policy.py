@@ -1,8 +1,8 @@
 """The ``governor policy`` commands: ``check`` validates a guard policy file and says, in English,
 what it will enforce (each LTL rule's text, formula and reading, the propositions, the overlays,
-the checks, the fallbacks and the bounds; with a supervision section also the modes, the mode
-graph, the mode rules in English, the selection, the gating rules, the protective overrides and
-the refusal cooldown). A bad file ends in one error line and exit status 2.
+the safety value, the checks, the fallbacks and the bounds; with a supervision section also the
+modes, the mode graph, the mode rules in English, the selection, the gating rules, the protective
+overrides and the refusal cooldown). A bad file ends in one error line and exit status 2.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 from rich.console import Console
 
 from governor.guard.policy import GuardPolicy, load_policy
+from governor.guard.policy_values import SafetyValueSpec
 from governor.guard.supervision_spec import OverrideSpec, SupervisionSpec
 from governor.guard.tools import ANY_TOOL, SumProp, ToolProp, UserProp
 from governor.ltl.domain import Domain
@@ -67,6 +68,8 @@ def describe(policy: GuardPolicy) -> list[str]:
         lines += [f"  {p.name}: {_proposition(p)}" for p in policy.vocabulary.props]
     names = ", ".join(o.name for o in policy.overlays if o.kind != "permissive")
     lines.append(f"Overlays: {policy.overlays_from or 'none'}" + (f" ({names})" if names else ""))
+    if policy.safety_value is not None:
+        lines += safety_value_lines(policy.safety_value)
     c = policy.checks
     lines.append(f"Checks: text replies by {', '.join(c.assistant) or 'nothing'};"
                  f" tool calls by {', '.join(c.tool_calls) or 'nothing'}")  # fmt: skip
@@ -84,6 +87,28 @@ def describe(policy: GuardPolicy) -> list[str]:
     if policy.supervision is not None:
         lines += ["", *supervision_lines(policy.supervision, policy)]
     return lines
+
+
+def safety_value_lines(s: SafetyValueSpec) -> list[str]:
+    """The safety_value section in English."""
+    q, argument, path = s.learned, ".".join(s.argument), ".".join(s.observation)
+    info = q.info
+    trained = (f", trained {info['iteration']} iterations, sign agreement {info['agreement']:.0%}"
+               if "iteration" in info and "agreement" in info else "")  # fmt: skip
+    pairs = zip(s.actions, s.labels, strict=True)
+    actions = ", ".join(f"{a} ({label.lower()})" for a, label in pairs)
+    what = "text" if q.obs == "text" else f"{q.model.task.state_dim} numbers, the {q.env} state"
+    refused = ("the same call with the safest action (argmax Q) instead" if s.recovery
+               else "the tool_refused fallback text")  # fmt: skip
+    return [
+        f"Safety value {s.name}: {s.text}",
+        f"  judges every {s.tool} call: its action is {argument}, one of {actions}",
+        f"  admits it iff Q(observation, action) > margin {s.margin:g}; Q from {s.checkpoint}"
+        f" ({q.env}, {q.obs} model{trained})",
+        f"  observation: {path} in the JSON content of the latest tool message ({what})",
+        f"  refused: {refused}; a missing or malformed observation or another {argument} is"
+        " refused unchecked",
+    ]
 
 
 def _override(o: OverrideSpec) -> str:

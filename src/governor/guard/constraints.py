@@ -9,8 +9,12 @@ action is one more position. ``check`` is a what-if; ``commit`` advances formula
 :class:`TextOverlayConstraint` judges the text of a reply with one overlay; tool-call replies
 pass (overlays judge text). The policy's ``checks`` choose which constraints judge text replies
 and which judge tool calls; a constraint that does not judge an action admits it, and an LTL
-monitor still reads every executed action. Imports the core types, the LTL monitor constraint,
-the overlays and the guard's messages, tools and policy.
+monitor still reads every executed action. Each declares what it can judge of a reply still
+being generated (:mod:`.prefix`): an LTL rule every prefix (the labels of a text reply do not
+depend on its text); an overlay every prefix when it bounds a growing feature from above only,
+the whole reply when from below only, else nothing before the whole. Imports the core types, the
+LTL monitor constraint, the overlays and the guard's messages, tools, prefix, policy and value
+constraint (:mod:`.value_constraint`: a policy's safety value, after the LTL rules).
 """
 
 from __future__ import annotations
@@ -23,10 +27,13 @@ from typing import Any
 from governor.core import Constraint, Step, Trajectory, Verdict
 from governor.guard.messages import Message, Reply, messages_of
 from governor.guard.policy import Checks, GuardPolicy, LTLRule
+from governor.guard.prefix import PrefixJudgement
 from governor.guard.tools import Vocabulary
+from governor.guard.value_constraint import SafetyValueConstraint
 from governor.ltl.constraint import LTLConstraint
 from governor.ltl.monitor import MonitorSetState
 from governor.overlays.constraint import OverlayConstraint
+from governor.overlays.features.base import get_feature
 from governor.overlays.features.dialogue import Dialogue, Turn
 from governor.overlays.rules import Overlay
 
@@ -61,6 +68,8 @@ _DIALOGUES_LIMIT = 64
 
 class ToolLTLConstraint(LTLConstraint):
     """One policy rule monitored over the session's actions (see the module doc)."""
+
+    prefix_judgement = PrefixJudgement.EACH_PREFIX
 
     def __init__(self, rule: LTLRule, vocabulary: Vocabulary, checks: Checks | None = None):
         self.rule = rule
@@ -142,6 +151,7 @@ class TextOverlayConstraint(OverlayConstraint):
     def __init__(self, overlay: Overlay, checks: Checks | None = None) -> None:
         super().__init__(overlay, dialogue=dialogue_of)
         self.checks = checks or Checks()
+        self.prefix_judgement = _overlay_judgement(overlay)
 
     def check(self, traj: Trajectory, action: Any) -> Verdict:
         reply = action if isinstance(action, Reply) else Reply(str(action))
@@ -150,11 +160,25 @@ class TextOverlayConstraint(OverlayConstraint):
         return self.overlay.evaluate(self.dialogue(traj), reply.content or "")
 
 
+def _overlay_judgement(overlay: Overlay) -> PrefixJudgement:
+    """Prefixes for a growing feature bounded from above, the whole reply for one bounded from
+    below, nothing before the whole otherwise (a condition, a window, a widening, a margin)."""
+    plain = overlay.scope.kind == "turn" and overlay.condition is None and not overlay.permits
+    if not (plain and overlay.margin is None and get_feature(overlay.feature).grows):
+        return PrefixJudgement.HOLD
+    if overlay.bounds.min is None:
+        return PrefixJudgement.EACH_PREFIX
+    return PrefixJudgement.WHOLE_REPLY if overlay.bounds.max is None else PrefixJudgement.HOLD
+
+
 def guard_constraints(policy: GuardPolicy) -> list[Constraint]:
-    """The policy's LTL rules (hard), then its overlays, highest priority first."""
+    """The policy's LTL rules (hard), its safety value, then its overlays, highest priority
+    first."""
     out: list[Constraint] = [
         ToolLTLConstraint(r, policy.vocabulary, policy.checks) for r in policy.ltl
     ]
+    if policy.safety_value is not None:  # see .value_constraint
+        out.append(SafetyValueConstraint(policy.safety_value))
     ranked = sorted(policy.overlays, key=lambda o: -o.priority)
     out += [TextOverlayConstraint(o, policy.checks) for o in ranked if o.kind != "permissive"]
     return out

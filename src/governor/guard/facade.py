@@ -8,8 +8,9 @@ so its lock is shared); ``await guard.reset(id)`` forgets a session's trajectory
 service's operators). With a supervision section in the policy, the guard also builds the
 supervisor and one observer per mode (:mod:`.supervision`); its own observer then holds every
 mode's constraints, so that each executed action advances every LTL rule. The CLI and the
-service use this same facade. Imports the backends, the observer, and the guard's policy,
-constraints, fallback, upstream, session, state, store and supervision.
+service use this same facade. A policy's safety value puts its recovery before the fallback
+texts (:mod:`.value_constraint`). Imports the backends, the observer, and the guard's policy,
+constraints, fallback, value constraint, upstream, session, state, store and supervision.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from governor.guard.session import GuardSession
 from governor.guard.store import MemoryStore, SessionStore
 from governor.guard.supervision import GuardSupervision
 from governor.guard.upstream import UpstreamPolicy
+from governor.guard.value_constraint import value_fallback
 from governor.observer import Observer
 
 MAX_SESSION_ID = 200
@@ -62,13 +64,14 @@ class Guard:
             max_tokens=up.max_tokens,
         )
         rules = {r.name: r.text for r in policy.ltl}
+        if policy.safety_value is not None:  # its refusals speak the tool_refused text too
+            rules[policy.safety_value.name] = policy.safety_value.text
         self.supervision = None if policy.supervision is None else GuardSupervision(policy, backend)
-        self.observer = Observer(
-            upstream,
-            guard_constraints(policy) if self.supervision is None else self.supervision.constraints,
-            GuardFallback(policy.fallbacks, rules),
-            config=policy.observer,
+        constraints = (
+            guard_constraints(policy) if self.supervision is None else self.supervision.constraints
         )
+        fallback = value_fallback(constraints, GuardFallback(policy.fallbacks, rules))
+        self.observer = Observer(upstream, constraints, fallback, config=policy.observer)
         self._sessions: dict[str, GuardSession] = {}
         self._lock = threading.Lock()
         # the blocking work of every session (upstream calls, checks, the store) runs here, not
@@ -120,6 +123,7 @@ class Guard:
                     self.policy.fallbacks,
                     self.executor,
                     self.supervision,
+                    self.policy.stream,
                 )
                 self._sessions[session_id] = found
             return found

@@ -111,11 +111,13 @@ def reply_from(value: Any, where: str = "candidate") -> Reply:
 class Sampling:
     """A request's own sampling settings; ``None`` keeps the policy's upstream setting.
 
-    ``max_tokens`` can only lower the policy's bound, never raise it.
+    ``max_tokens`` can only lower the policy's bound, never raise it; ``n`` is the choices asked
+    for (:mod:`governor.guard.choices`).
     """
 
     temperature: float | None = None
     max_tokens: int | None = None
+    n: int = 1
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,9 @@ A policy file (every section optional except ``fallbacks.default`` where fallbac
     fallbacks:   {default: text, tool_refused: "... {constraint} ... {reason}", check_failed: text}
     checks:      {user: [], assistant: [overlays, ltl], tool_calls: [ltl]}
     supervision: {modes, graph, rules, gating, overrides, ...}  (see .policy_supervision)
+    safety_value: {checkpoint, tool, argument, actions, observation, margin, recovery, ...}
+                 (a learned safety value over one tool's calls; see .policy_values)
+    stream:      {chunk_tokens}                                  (see .policy_stream)
 
 Errors name the file, the path inside it (``policy.yaml: ltl[2].formula``), what was expected and
 what was found; unknown keys are errors. A formula may use only declared propositions. With a
@@ -39,7 +42,9 @@ from governor.guard.policy_parts import (
     overlay_set,
 )
 from governor.guard.policy_schema import At, mapping, names, number, optional_text
+from governor.guard.policy_stream import StreamPolicy, stream_from
 from governor.guard.policy_supervision import classifier_names, supervision_from
+from governor.guard.policy_values import SafetyValueSpec, safety_value_from
 from governor.guard.supervision_spec import SupervisionSpec
 from governor.guard.tools import Vocabulary, proposition_from
 from governor.ltl.syntax import KEYWORDS, NAME
@@ -49,7 +54,7 @@ __all__ = ["DEFAULT_FALLBACKS", "Checks", "GuardPolicy", "LTLRule", "Upstream", 
            "policy_from_mapping"]  # fmt: skip
 
 SECTIONS = ("upstream", "observer", "overlays", "propositions", "ltl", "fallbacks", "checks",
-            "supervision")  # fmt: skip
+            "supervision", "stream", "safety_value")  # fmt: skip
 OBSERVER_KEYS = ("n_candidates", "max_regenerations", "time_budget_s", "stop_on_repeat")
 CHECK_GROUPS = ("overlays", "ltl")
 
@@ -108,6 +113,8 @@ class GuardPolicy:
     fallbacks: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_FALLBACKS))
     checks: Checks = field(default_factory=Checks)
     supervision: SupervisionSpec | None = None
+    stream: StreamPolicy = field(default_factory=StreamPolicy)
+    safety_value: SafetyValueSpec | None = None
 
 
 def load_policy(path: str | Path) -> GuardPolicy:
@@ -147,6 +154,9 @@ def policy_from_mapping(
             classifiers=None if user is None else classifier_names(user, at.key("checks.user")),
         )
         _distinct_rules(ltl, supervision, at.key("supervision"))
+    taken = frozenset(r.name for r in ltl) | {o.name for o in overlays}
+    safety_value = safety_value_from(top.get("safety_value"), at.key("safety_value"), base,
+                                     taken=taken, supervised=supervision is not None)  # fmt: skip
     return GuardPolicy(
         source=source,
         upstream=_upstream(top.get("upstream") or {}, at.key("upstream")),
@@ -158,6 +168,8 @@ def policy_from_mapping(
         fallbacks=fallbacks,
         checks=_checks(raw_checks, at.key("checks"), ltl, overlays, supervision),
         supervision=supervision,
+        stream=stream_from(top.get("stream"), at.key("stream")),
+        safety_value=safety_value,
     )
 
 

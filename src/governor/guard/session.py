@@ -22,9 +22,13 @@ Blocking work runs in a worker thread (``asyncio.to_thread``); calls on one sess
 serialised by an ``asyncio.Lock`` (and a thread lock, for the sync variants, which refuse to run
 inside a running event loop). With a store that several processes share (``store.shared``), each
 call also holds the store's lock on the session and re-reads the session's state under it, so
-instances serve a session in turn; the session keeps no state between calls then. The work of
-each call is in :mod:`.session_steps`; this module adds the API and the locks. Imports the
-observer, the operator acts and the guard's messages, state, store, supervision and steps.
+instances serve a session in turn; the session keeps no state between calls then.
+``respond_stream`` is ``respond`` with the upstream streamed through a hold-back buffer
+(:mod:`.holdback`): its events come as each checked chunk is released, the session locked until
+the step is saved. The work of each call is in :mod:`.session_steps` and
+:mod:`.session_respond`; this module adds the API and the locks. Imports the observer, the
+operator acts and the guard's messages, release events, state, store, stream policy,
+supervision and steps.
 """
 
 from __future__ import annotations
@@ -33,13 +37,16 @@ import asyncio
 import contextvars
 import functools
 import threading
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import Executor
 from typing import Any, TypeVar
 
 from governor.errors import ConfigError
 from governor.guard.messages import Sampling
-from governor.guard.session_steps import CheckResult, GuardReply, SessionSteps
+from governor.guard.policy_stream import StreamPolicy
+from governor.guard.release import ReleaseGate, StreamEnd, StreamEvent
+from governor.guard.session_respond import RespondSteps
+from governor.guard.session_steps import CheckResult, GuardReply
 from governor.guard.state import SessionState
 from governor.guard.store import SessionStore, shared_lock
 from governor.guard.supervision import GuardSupervision
@@ -58,7 +65,7 @@ class SyncInLoopError(ConfigError):
     """A sync variant was called inside a running event loop (await the async one instead)."""
 
 
-class GuardSession(SessionSteps):
+class GuardSession(RespondSteps):
     """See the module doc. Get one from :meth:`governor.guard.Guard.session`."""
 
     def __init__(
@@ -69,9 +76,11 @@ class GuardSession(SessionSteps):
         texts: Mapping[str, str],
         executor: Executor | None = None,
         supervision: GuardSupervision | None = None,
+        stream: StreamPolicy | None = None,
     ) -> None:
         self.id = session_id
         self.supervision = supervision
+        self.stream = stream or StreamPolicy()
         self.observer = observer
         self.store = store
         self.texts = dict(texts)
@@ -92,6 +101,41 @@ class GuardSession(SessionSteps):
         """The guarded reply to the conversation ``messages`` (see the module doc); ``sampling``
         carries the request's own temperature and ``max_tokens``."""
         return await self._run(self._respond, messages, tools, sampling or Sampling())
+
+    async def respond_stream(
+        self,
+        messages: Sequence[Any],
+        *,
+        tools: Sequence[Any] | None = None,
+        sampling: Sampling | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        """:meth:`respond` with the upstream streamed through a hold-back buffer
+        (:mod:`.holdback`): the events of the reply as they are released (text, then tool calls
+        in one piece, :mod:`.release`), ending with a :class:`StreamEnd` that
+        holds the reply as the client saw it and its summary. The session stays locked until the
+        step is saved, even when the caller stops reading."""
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[StreamEvent | BaseException | None] = asyncio.Queue()
+
+        def emit(event: StreamEvent) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, event)
+
+        def ended(done: asyncio.Future[None]) -> None:
+            queue.put_nowait(None if done.cancelled() else done.exception())
+
+        async with self._lock:
+            gate = ReleaseGate(emit)
+            work = functools.partial(
+                self._respond_streaming, messages, tools, sampling or Sampling(), gate
+            )
+            call = functools.partial(contextvars.copy_context().run, self._locked, work)
+            loop.run_in_executor(self._executor, call).add_done_callback(ended)
+            while (event := await queue.get()) is not None:
+                if isinstance(event, BaseException):
+                    raise event
+                yield event
+                if isinstance(event, StreamEnd):
+                    return
 
     async def check(
         self, candidate: Any, *, messages: Sequence[Any] | None = None, inline: bool = False

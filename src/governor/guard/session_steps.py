@@ -2,10 +2,10 @@
 
 :class:`SessionSteps` holds what :class:`~governor.guard.session.GuardSession` does once a call
 holds its locks (see that module's doc for the behaviour): read the state, catch the
-conversation up, ask the supervisor, step the observer, save the state with the decision's
-record (failing closed), judge and commit candidates, record operators' acts, reset. Imports the
-core types, the observer, the trace records, the supervision package and the guard's messages,
-state, store, summary and supervision.
+conversation up, commit and save (failing closed is the caller's), judge and commit candidates,
+record operators' acts, reset; ``respond``'s own work is in :mod:`.session_respond`. Imports the
+core types, the observer, the supervision package and the guard's messages, state, store,
+summary, stream policy and supervision.
 """
 
 from __future__ import annotations
@@ -27,14 +27,14 @@ from governor.guard.messages import (
     reply_from,
     reply_of,
 )
+from governor.guard.policy_stream import StreamPolicy
 from governor.guard.state import SessionState, state_from_json, state_to_json
 from governor.guard.store import SessionStore
-from governor.guard.summary import decision_summary, supervision_summary, verdicts_summary
+from governor.guard.summary import verdicts_summary
 from governor.guard.supervision import GuardSupervision
 from governor.observer import Observer
-from governor.supervision import SupervisorDecision, SupervisorState
+from governor.supervision import SupervisorState
 from governor.supervision.operator import ActKind, OperatorAct
-from governor.trace.record import decision_record
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,9 @@ class GuardReply:
     reply: Reply
     decision: Decision
     summary: Mapping[str, Any]
+    choices: tuple[Reply, ...] = ()
+    """With ``n > 1``: the admitted replies to choose from, ``reply`` first (none committed:
+    :mod:`.choices`); empty otherwise."""
 
     @property
     def message(self) -> dict[str, Any]:
@@ -73,6 +76,7 @@ class SessionSteps:
     observer: Observer
     store: SessionStore
     texts: dict[str, str]
+    stream: StreamPolicy
     _state: SessionState | None
 
     @property
@@ -175,76 +179,6 @@ class SessionSteps:
         )
         self.store.save(self.id, state_to_json(state, self.observer.constraints), record)
         self._state = state
-
-    def _respond(
-        self, messages: Sequence[Any], tools: Sequence[Any] | None, sampling: Sampling
-    ) -> GuardReply:
-        start = time.perf_counter()
-        if self.state.paused or self.state.ended:
-            return self._held(start)
-        traj, t = self._catch_up(messages, tools, sampling)
-        texts, sup = self.texts, self._supervise(traj)
-        if sup is not None and not sup.acts:  # the supervisor waits: no model is called
-            assert self.supervision is not None
-            decision, reply = sup.as_decision(), Reply(self.supervision.text_for(sup))
-            after = replace(traj, observation=traj.observation.then(reply.message()))
-        else:
-            observer = self.observer
-            if sup is not None and sup.mode is not None and self.supervision is not None:
-                observer = self.supervision.observer(sup.mode)
-                texts = dict(self.supervision.texts_for(sup.mode))
-            decision = observer.step(traj)
-            if decision.executed and isinstance(decision.action, Reply):
-                reply = decision.action
-                after, t = self._advance(traj, reply, decision.reason), t + 1
-                after = replace(after, feedback=decision.feedback if decision.feedback else None)
-            else:  # nothing admissible was executed: say the default text, commit nothing
-                reply = Reply(texts["default"])
-                after = replace(traj, observation=traj.observation.then(reply.message()))
-        extra: dict[str, Any] = {"reply": reply.to_dict()}
-        if sup is not None and self.supervision is not None:
-            extra.update(self.supervision.record(sup, decision if sup.acts else None))
-        record = decision_record(decision, episode=self.id, t=t, extra=extra)
-        try:
-            self._save(after, t, record, None if sup is None else sup.state)
-        except Exception as exc:
-            reply = Reply(texts["check_failed"])
-            decision = replace(
-                decision,
-                kind=DecisionKind.FALLBACK,
-                action=reply,
-                reason=f"{decision.reason}; the session store failed, so the step fails closed",
-                errors=(*decision.errors, f"store: {type(exc).__name__}: {exc}"),
-            )
-        seconds = time.perf_counter() - start
-        summary = decision_summary(decision, reply, session=self.id, t=t, seconds=seconds)
-        if sup is not None:
-            summary["supervision"] = supervision_summary(sup, decision if sup.acts else None)
-        return GuardReply(reply, decision, summary)
-
-    def _supervise(self, traj: Trajectory) -> SupervisorDecision | None:
-        """The supervisor's step on the messages new since the last saved state (None: no
-        supervision)."""
-        state = self.state
-        if self.supervision is None or state.supervisor is None:
-            return None
-        new = traj.observation.messages[len(state.messages) :]
-        return self.supervision.step(state.supervisor, new)
-
-    def _held(self, start: float) -> GuardReply:
-        """A paused or ended session's answer: the default text; no model, no state change."""
-        how = "ended" if self.state.ended else "paused"
-        reason = f"the session is {how} by an operator; the upstream was not called"
-        reply = Reply(self.texts["default"])
-        decision = Decision(DecisionKind.DEFER, None, reason=reason)
-        seconds = time.perf_counter() - start
-        summary = decision_summary(
-            decision, reply, session=self.id, t=self.state.t, seconds=seconds
-        )
-        sup = self.state.supervisor
-        if self.supervision is not None and sup is not None:  # what the supervisor says (unsaved)
-            summary["supervision"] = supervision_summary(self.supervision.step(sup, ()), None)
-        return GuardReply(reply, decision, {**summary, "kind": how, how: True})
 
     def _judge(self) -> Observer:
         """The observer whose constraints judge a candidate now (with modes: the current one's)."""

@@ -2,7 +2,8 @@
 
 :func:`decision_summary` says, for one reply: the decision's kind and reason, the verdicts with
 their descriptors, the feedback given (forced, per regeneration, and implicit), the
-regenerations, whether the fallback spoke, the LLM calls and tokens per stage, and the latency per
+regenerations, whether the fallback spoke and whether it recovered (acted with a tool call: a
+safety value's safest action), the LLM calls and tokens per stage, and the latency per
 stage. :func:`verdicts_summary` is the check-only answer. :func:`supervision_summary` is the
 ``supervision`` field a supervised reply adds: the supervisor's kind, mode, rule and reason, and
 the violations at both levels (``oversight``: a mode the mode rules rejected; ``activity``: a
@@ -74,6 +75,7 @@ def decision_summary(
         },
         "regenerations": decision.regenerations,
         "fallback": decision.kind in FALLBACK_KINDS,
+        "recovery": decision.kind is DecisionKind.FALLBACK and reply.is_tool_call,
         "llm": {
             "calls": total.calls,
             "failed": total.failed,

@@ -12,7 +12,9 @@ text: the tools are listed in a system note, earlier tool calls are shown as
 ``{"tool_calls": [...]}``, tool results as user messages. On either path, a completion whose text
 is such a JSON object is read back as tool calls (a model may write its calls as text). A reply
 that is empty, or tool calls that are not well formed, become invalid candidates, which the
-observer never executes. Imports the core types, the backend interface and the guard's messages.
+observer never executes. :meth:`UpstreamPolicy.stream` asks for one completion as it is generated
+(:mod:`.upstream_stream`). Imports the core types, the backend interface and the guard's messages
+and streamed reader.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from governor.core import Candidate, Feedback, FeedbackKind, Policy, Trajectory
 from governor.errors import ConfigError
 from governor.files import json_loads
 from governor.guard.messages import Conversation, Reply, reply_from
+from governor.guard.upstream_stream import OnDelta, stream_chat
 
 NOTE = {
     FeedbackKind.IMPLICIT: "Note from your supervisor about your last reply: {text}",
@@ -58,19 +61,27 @@ class UpstreamPolicy(Policy):
     def propose(
         self, traj: Trajectory, feedback: Feedback | None, n: int
     ) -> Sequence[Candidate[Any]]:
+        result = self.backend.chat(n=n, **self.request(traj, feedback))
+        return [completion_candidate(c) for c in result.completions]
+
+    def stream(self, traj: Trajectory, feedback: Feedback | None, on_delta: OnDelta) -> Completion:
+        """One completion, asked with ``stream: true``; its text goes to ``on_delta`` as it
+        arrives (:func:`~governor.guard.upstream_stream.stream_chat`)."""
+        return stream_chat(self.backend, on_delta=on_delta, **self.request(traj, feedback))
+
+    def request(self, traj: Trajectory, feedback: Feedback | None) -> dict[str, Any]:
+        """The arguments of the request for ``traj`` (all but ``n``)."""
         conv = traj.observation
         if not isinstance(conv, Conversation):
             raise ConfigError(f"upstream: expected a Conversation, found {type(conv).__name__}")
         native = self.backend.supports_tools
         asked = conv.sampling
-        result = self.backend.chat(
-            self.messages(conv, feedback, native=native),
-            n=n,
-            temperature=self.temperature if asked.temperature is None else asked.temperature,
-            max_tokens=min(self.max_tokens, asked.max_tokens or self.max_tokens),
-            tools=conv.tools if native else None,
-        )
-        return [completion_candidate(c) for c in result.completions]
+        return {
+            "messages": self.messages(conv, feedback, native=native),
+            "temperature": self.temperature if asked.temperature is None else asked.temperature,
+            "max_tokens": min(self.max_tokens, asked.max_tokens or self.max_tokens),
+            "tools": conv.tools if native else None,
+        }
 
     def messages(
         self, conv: Conversation, feedback: Feedback | None, *, native: bool

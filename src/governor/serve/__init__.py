@@ -1,8 +1,8 @@
 """The guard service: an OpenAI-compatible HTTP front (``governor serve``) for any upstream model.
 
 :func:`create_app` (:mod:`.app`) builds a Starlette app around one :class:`~governor.guard.Guard`:
-``POST /v1/chat/completions`` (a guarded reply with a ``governor`` field; streamed only after
-every check passed, :mod:`.stream`), ``POST /v1/checks`` (check-only, no LLM call), ``/healthz``,
+``POST /v1/chat/completions`` (a guarded reply with a ``governor`` field; ``n`` admitted
+choices; streamed in chunks, each released once checked, :mod:`.stream`), ``POST /v1/checks`` (check-only, no LLM call), ``/healthz``,
 ``/readyz`` and ``/metrics`` (Prometheus text, :mod:`.metrics`), and, under an admin key, the
 ``/admin`` routes that pause, resume, end, reset and show a session (:mod:`.admin`). Requests are read with a size
 limit and checked field by field (:mod:`.schema`); every error is the OpenAI error object

@@ -30,7 +30,8 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response, Strea
 from starlette.routing import Route
 
 from governor.errors import BackendError, ConfigError
-from governor.guard import Guard, GuardReply, StoreError
+from governor.guard import Guard, GuardSession, StoreError
+from governor.guard.release import StreamEnd
 from governor.serve.admin import Admin, AdminKey
 from governor.serve.auth import KeyChecker
 from governor.serve.errors import ApiError, bad_request, error_response
@@ -82,11 +83,22 @@ def _safe(handler: Handler) -> Handler:
     return run
 
 
-def _nothing_safe_to_say(guarded: GuardReply) -> bool:
+def _nothing_safe_to_say(guarded: Answer) -> bool:
     """A defer or abort that left no reply at all (the policy's default text is a reply)."""
     reply = guarded.reply
     deferred = guarded.summary.get("kind") in ("defer", "abort")
     return deferred and not reply.tool_calls and not (reply.content or "").strip()
+
+
+def _refuse_when_nothing_safe(guarded: Answer) -> None:
+    """A 503 when the guard has nothing safe to say (:func:`_nothing_safe_to_say`)."""
+    if _nothing_safe_to_say(guarded):
+        raise ApiError(
+            503,
+            f"the guard deferred and has nothing safe to say: {guarded.summary.get('reason')}",
+            code="guard_deferred",
+            extra={"governor": dict(guarded.summary)},
+        )
 
 
 class Service:
@@ -109,17 +121,36 @@ class Service:
         self.keys.check(request.headers.get("authorization"))
         body = chat_body(await read_json(request, self.max_body_bytes), _session_header(request))
         session = self.guard.session(body.session)
+        if body.stream:
+            return await self._stream(session, body)
         start = time.perf_counter()
         guarded = await session.respond(body.messages, tools=body.tools, sampling=body.sampling)
         self.metrics.observe(guarded.summary, time.perf_counter() - start)
-        if _nothing_safe_to_say(guarded):
-            raise ApiError(
-                503,
-                f"the guard deferred and has nothing safe to say: {guarded.summary.get('reason')}",
-                code="guard_deferred",
-                extra={"governor": dict(guarded.summary)},
-            )
-        return _reply(guarded, body)
+        _refuse_when_nothing_safe(guarded)
+        return FastJSONResponse(
+            completion(guarded, body.model, guarded.choices),
+            headers=governor_headers(guarded.summary),
+        )
+
+    async def _stream(self, session: GuardSession, body: ChatBody) -> Response:
+        """The streamed reply: the first event is awaited before answering, so that a request
+        the guard refuses is still an HTTP error; the decision's headers come only when the
+        reply was judged before its first text went out (its final event always has it)."""
+        start = time.perf_counter()
+        events = session.respond_stream(body.messages, tools=body.tools, sampling=body.sampling)
+        first = await anext(events)
+
+        def ended(end: StreamEnd) -> None:
+            self.metrics.observe(end.summary, time.perf_counter() - start)
+
+        headers: dict[str, str] = {}
+        if isinstance(first, StreamEnd):
+            headers = governor_headers(first.summary)
+            if _nothing_safe_to_say(first):
+                ended(first)
+                _refuse_when_nothing_safe(first)
+        stream = sse_events(first, events, body.model, ended)
+        return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
 
     async def checks(self, request: Request) -> Response:
         self.keys.check(request.headers.get("authorization"))
@@ -157,15 +188,6 @@ class Service:
 
     async def metrics_text(self, request: Request) -> Response:
         return PlainTextResponse(self.metrics.render(), media_type="text/plain; version=0.0.4")
-
-
-def _reply(answer: Answer, body: ChatBody) -> Response:
-    """The chat completion of ``answer``: JSON, or Server-Sent Events when streaming."""
-    headers = governor_headers(answer.summary)
-    if body.stream:
-        events = sse_events(answer, body.model)
-        return StreamingResponse(events, media_type="text/event-stream", headers=headers)
-    return FastJSONResponse(completion(answer, body.model), headers=headers)
 
 
 def _session_header(request: Request) -> str | None:

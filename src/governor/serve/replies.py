@@ -1,8 +1,8 @@
 """A guarded reply in the OpenAI chat completion shape, with the guard's summary beside it.
 
 :func:`completion` writes a ``chat.completion`` object (one choice: the admitted text and/or tool
-calls, ``finish_reason`` ``stop`` or ``tool_calls``, the usage summed over the guard's stages)
-with a top-level ``governor`` field, the reply's summary; :func:`governor_headers` gives the
+calls, ``finish_reason`` ``stop`` or ``tool_calls``; with ``n > 1`` each admitted choice; the
+usage summed over the guard's stages) with a top-level ``governor`` field, the reply's summary; :func:`governor_headers` gives the
 decision's kind and regenerations as headers. Both take an :class:`Answer`: a guarded reply (a paused
 session's answer included). :func:`json_bytes` and :class:`FastJSONResponse` write JSON with
 orjson when it is installed. Imports starlette's response type and the guard's public facade.
@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from starlette.responses import JSONResponse
@@ -79,8 +79,9 @@ def usage(summary: Mapping[str, Any]) -> dict[str, int]:
     return {"prompt_tokens": prompt, "completion_tokens": done, "total_tokens": prompt + done}
 
 
-def completion(guarded: Answer, model: str) -> dict[str, Any]:
-    """The ``chat.completion`` object of ``guarded``, with its ``governor`` summary."""
+def completion(guarded: Answer, model: str, choices: Sequence[Reply] = ()) -> dict[str, Any]:
+    """The ``chat.completion`` object of ``guarded`` (one choice, or each of ``choices``), with
+    its ``governor`` summary."""
     return {
         "id": completion_id(),
         "object": "chat.completion",
@@ -88,11 +89,12 @@ def completion(guarded: Answer, model: str) -> dict[str, Any]:
         "model": model,
         "choices": [
             {
-                "index": 0,
-                "message": assistant_message(guarded.reply),
+                "index": i,
+                "message": assistant_message(reply),
                 "logprobs": None,
-                "finish_reason": finish_reason(guarded.reply),
+                "finish_reason": finish_reason(reply),
             }
+            for i, reply in enumerate(choices or (guarded.reply,))
         ],
         "usage": usage(guarded.summary),
         "governor": dict(guarded.summary),

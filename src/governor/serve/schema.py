@@ -23,6 +23,7 @@ except ImportError:  # pragma: no cover - orjson is part of the [serve] extra
 from governor.errors import expected
 from governor.files import json_loads
 from governor.guard import Sampling
+from governor.guard.choices import MAX_CHOICES
 from governor.serve.errors import ApiError, bad_request
 
 MAX_BODY_BYTES = 1_000_000
@@ -105,10 +106,13 @@ def chat_body(body: dict[str, Any], session_header: str | None) -> ChatBody:
     max_tokens = _type(body, "max_tokens", (int,), "an integer >= 1")
     if max_tokens is not None and max_tokens < 1:
         raise bad_request(f"max_tokens: {expected('an integer >= 1', max_tokens)}", "max_tokens")
-    n = _type(body, "n", (int,), "1")
-    if n not in (None, 1):
-        raise bad_request(f"n: {expected('1 (one choice is served)', n)}", "n", "unsupported_value")
+    n = _type(body, "n", (int,), f"an integer in [1, {MAX_CHOICES}]")
+    if n is not None and not 1 <= n <= MAX_CHOICES:
+        raise bad_request(f"n: {expected(f'an integer in [1, {MAX_CHOICES}]', n)}", "n")
     stream = _type(body, "stream", (bool,), "true or false")
+    if stream and n not in (None, 1):
+        wanted = "1 when streaming (a stream serves one choice)"
+        raise bad_request(f"n: {expected(wanted, n)}", "n", "unsupported_value")
     user = _type(body, "user", (str,), "a session id")
     session = session_header or user
     if not session:
@@ -117,7 +121,7 @@ def chat_body(body: dict[str, Any], session_header: str | None) -> ChatBody:
             "user",
             "missing_session",
         )
-    sampling = Sampling(None if temperature is None else float(temperature), max_tokens)
+    sampling = Sampling(None if temperature is None else float(temperature), max_tokens, n or 1)
     return ChatBody(model or "governor", messages, tools, bool(stream), session, sampling)
 
 

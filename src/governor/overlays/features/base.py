@@ -93,7 +93,9 @@ class Feature:
 
     ``low``/``high`` bound its values (infinite where unbounded); ``weak`` marks a proxy that
     is weak evidence on its own; ``optional`` names the resource (``tokenizer`` or ``embed``)
-    whose absence turns the feature into an estimate or proxy, named by ``fallback``.
+    whose absence turns the feature into an estimate or proxy, named by ``fallback``; ``grows``
+    says that its value never falls as text is added to the candidate (a count), so an upper
+    bound violated by a prefix stays violated.
     """
 
     name: str
@@ -107,6 +109,7 @@ class Feature:
     optional: Literal["tokenizer", "embed"] | None = None
     method: str = "direct"
     fallback: str = ""
+    grows: bool = False
 
     @property
     def range(self) -> tuple[float, float]:
@@ -149,6 +152,7 @@ def register(
     optional: Literal["tokenizer", "embed"] | None = None,
     method: str = "direct",
     fallback: str = "",
+    grows: bool = False,
 ) -> Callable[[FeatureFn], FeatureFn]:
     """Decorator: add a feature function to :data:`FEATURES` under ``name``."""
 
@@ -159,7 +163,7 @@ def register(
         if not getattr(fn, "__doc__", None):
             fn.__doc__ = f"Feature {name!r}: {description}; {unit} in [{low:g}, {high:g}]."
         _REGISTRY[name] = Feature(
-            name, fn, low, high, unit, scope, description, weak, optional, method, fallback
+            name, fn, low, high, unit, scope, description, weak, optional, method, fallback, grows
         )
         return fn
 

@@ -14,6 +14,7 @@ TOKENS_PER_WORD = 4.0 / 3.0  # the usual English rule of thumb for BPE tokenizer
     range=(0.0, float("inf")),
     unit="words",
     description="number of words in the response",
+    grows=True,
 )
 def word_count(context: Dialogue, candidate: str, *, res: Resources = DEFAULT_RESOURCES) -> float:
     return float(len(words(candidate)))
@@ -27,6 +28,7 @@ def word_count(context: Dialogue, candidate: str, *, res: Resources = DEFAULT_RE
     optional="tokenizer",
     method="tokenizer",
     fallback="word estimate",
+    grows=True,
 )
 def token_count(context: Dialogue, candidate: str, *, res: Resources = DEFAULT_RESOURCES) -> float:
     if res.tokenizer is not None:

@@ -197,8 +197,10 @@ def stray_tail_of(text: str, lang: str = "en") -> float:
     return 1.0 if rare else 0.0
 
 
-def _register(name: str, unit: str, description: str, high: float = 1.0) -> Any:
-    return register(name, range=(0.0, high), unit=unit, description=description)
+def _register(
+    name: str, unit: str, description: str, high: float = 1.0, grows: bool = False
+) -> Any:
+    return register(name, range=(0.0, high), unit=unit, description=description, grows=grows)
 
 
 @_register("repeated_ngrams", "share", "share of word 3-grams repeating an earlier one")
@@ -232,7 +234,9 @@ def mixed_scripts(
     return foreign_script_share(candidate)
 
 
-@_register("markup", "marks", "HTML/XML tags, code fences and Markdown marks", float("inf"))
+@_register(
+    "markup", "marks", "HTML/XML tags, code fences and Markdown marks", float("inf"), grows=True
+)
 def markup(context: Dialogue, candidate: str, *, res: Resources = DEFAULT_RESOURCES) -> float:
     return float(markup_count(candidate))
 

@@ -1,0 +1,211 @@
+"""The guard's safety-value constraint: a learned Q judges the tool calls that are an agent's
+discrete actions, and a refused call is replaced by the same call with the safest action.
+
+:class:`SafetyValueConstraint` enforces a policy's ``safety_value`` section
+(:mod:`.policy_values`). A reply that does not call the section's tool is not its business
+(admitted). For a call of it: the action is the index of the call's argument value among the
+section's ``actions``; the observation is the value at the ``observation`` path of the latest
+tool message's JSON content; the call is admitted iff Q(observation, action) > margin (the
+family's :class:`~governor.safety_values.filter.SafetyFilter`, with the task's action labels).
+A refusal names Q, the margin and the safest action (argmax Q). It fails closed: no tool message
+before the call, a content that is not JSON, no value at the path or one the checkpoint cannot
+read, an argument value that is not one of the actions, and two calls of the tool in one reply
+(one observation, one action) are refusals that say why; a Q that cannot be computed or is not
+finite fails the check. It judges every call of its tool (the policy's ``checks`` choose among
+the LTL rules and overlays), keeps no memory (each call is judged on the observation before it)
+and is not hard: its recovery is its own argmax, which stays the safest action even where it
+fails the margin too (the LTL rules still judge the recovery).
+
+:class:`ValueRecovery` is the guard's fallback when the section's ``recovery`` is on: after a
+refusal by Q it offers the refused reply with the action replaced by the safest one (the same
+call id, the other arguments kept; where every action fails the margin, the safest is still the
+least bad one, as in a safety filter, even when it is the refused action itself); any other
+refusal goes to the policy's fallback texts. The observer hands a fallback the verdicts, not the
+candidates, so the constraint remembers the recovery of the latest call it refused, per
+conversation. Imports the core types, the error tree, the guard's messages, tools paths and
+policy section (the filter itself comes from the checkpoint's task).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from governor.core import Constraint, Fallback, Trajectory, Verdict
+from governor.errors import ConfigError, expected
+from governor.guard.messages import Message, Reply, ToolCall, messages_of
+from governor.guard.policy_values import SafetyValueSpec
+from governor.guard.tools import _MISSING, lookup
+
+REMEMBERED = 64
+"""Conversations whose latest refused call's recovery is kept (emptied when full)."""
+SHOWN_CHARS = 200
+"""The most characters of a call or a value a verdict quotes."""
+
+
+def _shown(value: Any) -> str:
+    text = "nothing" if value is _MISSING else repr(value)
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "..."
+
+
+class SafetyValueConstraint(Constraint):
+    """A policy's learned safety value over the calls of one tool (see the module doc)."""
+
+    hard = False
+
+    def __init__(self, spec: SafetyValueSpec) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.task = spec.learned.model.task
+        self.filter = self.task.safety_filter(self.q_values, spec.margin, spec.name)
+        self._recoveries: dict[int, tuple[Any, Reply | None]] = {}
+        self._lock = threading.Lock()
+
+    def q_values(self, observation: Any) -> np.ndarray:
+        """Q of every action at ``observation`` (a ValueError when one is not finite)."""
+        q = np.asarray(self.spec.learned(observation), dtype=np.float64)
+        if q.shape != (len(self.spec.actions),) or not np.isfinite(q).all():
+            raise ValueError(f"safety value: {expected('a finite Q per action', q.tolist())}")
+        return q
+
+    def observation(self, messages: Sequence[Message]) -> tuple[Any, str | None]:
+        """The checkpoint's observation in the latest tool message, or (None, why there is
+        none)."""
+        path = ".".join(self.spec.observation)
+        latest = next((m for m in reversed(messages) if m.role == "tool"), None)
+        if latest is None:
+            return None, "expected a tool message before the call, found none"
+        try:
+            content = json.loads(latest.content)
+        except ValueError:
+            found = _shown(latest.content)
+            return None, f"expected JSON content in the latest tool message, found {found}"
+        value = lookup(content, self.spec.observation)
+        if self.spec.learned.obs == "text":
+            if not isinstance(value, str) or not value.strip():
+                return (
+                    None,
+                    f"expected a text at {path} in the latest tool result, found {_shown(value)}",
+                )
+            return {"text": value}, None
+        n = self.task.state_dim
+        if not (
+            isinstance(value, list)
+            and len(value) == n
+            and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                for v in value
+            )
+        ):
+            wanted = f"{n} finite numbers (the {self.spec.learned.env} state) at {path}"
+            return None, f"expected {wanted} in the latest tool result, found {_shown(value)}"
+        return {"state": np.asarray(value, dtype=np.float64)}, None
+
+    def check(self, traj: Trajectory, action: Any) -> Verdict:
+        reply = action if isinstance(action, Reply) else Reply(str(action))
+        mine = [i for i, c in enumerate(reply.tool_calls) if c.name == self.spec.tool]
+        if not mine:
+            return Verdict.allow(self.name)
+        verdict, recovery = self._judge(traj, reply, mine)
+        if not verdict.admissible and verdict.error is None:
+            with self._lock:
+                if len(self._recoveries) >= REMEMBERED:
+                    self._recoveries.clear()
+                self._recoveries[id(traj.observation)] = (traj.observation, recovery)
+        return verdict
+
+    def recovery(self, traj: Trajectory) -> Reply | None:
+        """The recovery of the latest call refused by Q in this conversation (None: none)."""
+        with self._lock:
+            hit = self._recoveries.get(id(traj.observation))
+        return hit[1] if hit is not None and hit[0] is traj.observation else None
+
+    def _judge(
+        self, traj: Trajectory, reply: Reply, mine: Sequence[int]
+    ) -> tuple[Verdict, Reply | None]:
+        s = self.spec
+        if len(mine) > 1:
+            why = f"expected one {s.tool} call per reply (one observation, one action)"
+            return self._refuse(f"{why}, found {len(mine)}"), None
+        call = reply.tool_calls[mine[0]]
+        shown = call.arguments[:SHOWN_CHARS] + ("..." if len(call.arguments) > SHOWN_CHARS else "")
+        what = f"the tool call {call.name}({shown})"
+        try:
+            args = call.args()
+        except ConfigError as exc:
+            return self._refuse(f"{what}: {exc}"), None
+        found = lookup(args, s.argument)
+        index = s.action_of(found)
+        if index is None:
+            choices = " or ".join(repr(a) for a in s.actions)
+            argument = ".".join(s.argument)
+            return self._refuse(
+                f"{what}: {argument}: expected {choices}, found {_shown(found)}"
+            ), None
+        observation, problem = self.observation(messages_of(traj.observation))
+        if problem is not None:
+            return self._refuse(f"{what}: no observation to judge it on: {problem}"), None
+        verdict = self.filter.check(Trajectory(observation), index)
+        if verdict.admissible:
+            return verdict, None
+        q = self.q_values(observation)
+        safe = int(np.argmax(q))
+        label = self.filter.labels[safe].lower()
+        argument = ".".join(s.argument)
+        descriptor = (
+            f"{what}: {verdict.descriptor}; the safest action is {argument}="
+            f"{s.actions[safe]!r} ({label}, safety value {q[safe]:.3f})"
+        )
+        verdict = Verdict.reject(self.name, verdict.deviation, descriptor, margin=verdict.margin)
+        return verdict, self._replaced(reply, mine[0], args, s.actions[safe])
+
+    def _refuse(self, why: str) -> Verdict:
+        return Verdict.reject(self.name, 1.0, f"refused unchecked: {why}")
+
+    def _replaced(self, reply: Reply, at: int, args: dict[str, Any], value: Any) -> Reply:
+        """``reply`` with the action of its call ``at`` set to ``value``."""
+        new = copy.deepcopy(args)
+        *parents, last = self.spec.argument
+        holder: Any = new
+        for part in parents:
+            holder = holder[int(part)] if isinstance(holder, list) else holder[part]
+        if isinstance(holder, list):
+            holder[int(last)] = value
+        else:
+            holder[last] = value
+        old = reply.tool_calls[at]
+        call = ToolCall(old.id, old.name, json.dumps(new))
+        calls = (*reply.tool_calls[:at], call, *reply.tool_calls[at + 1 :])
+        return Reply(reply.content, calls)
+
+
+class ValueRecovery(Fallback):
+    """The recovery of a call refused by Q first; otherwise ``inner`` (the policy's texts)."""
+
+    name = "value recovery"
+
+    def __init__(self, constraint: SafetyValueConstraint, inner: Fallback) -> None:
+        self.constraint = constraint
+        self.inner = inner
+
+    def act(self, traj: Trajectory, verdicts: Sequence[Verdict]) -> Any:
+        name = self.constraint.name
+        if any(v.constraint == name and not v.admissible and v.error is None for v in verdicts):
+            recovery = self.constraint.recovery(traj)
+            if recovery is not None:
+                return recovery
+        return self.inner.act(traj, verdicts)
+
+
+def value_fallback(constraints: Sequence[Constraint], inner: Fallback) -> Fallback:
+    """``inner``, behind the recovery of the policy's safety value when it offers one."""
+    for c in constraints:
+        if isinstance(c, SafetyValueConstraint) and c.spec.recovery:
+            return ValueRecovery(c, inner)
+    return inner
