@@ -96,6 +96,7 @@ def clean(symbols: list[str], places: Iterable[str], props: Iterable[str] = ()) 
             continue
         kept.append(sym)
     text = " ".join(kept)
+    text = re.sub(r"^(P\d+)\b(.*) NOT \1 OTHERWISE$", r"\1\2 NOT OTHERWISE", text)  # "never b"
     text, n = _OTHERWISE.subn("", text)
     if n or "OTHERWISE" in text.split():
         flags.add("OTHERWISE")

@@ -98,10 +98,12 @@ def _before(m: re.Match[str], c: Clause) -> Parse | None:
     145,
     r"^(?P<a>{P}) ONLYTHEN (?P<b>{P})$",
     r"^(?P<b>{P}) COMMA NOT (?:BEFORE|UNTIL) (?P<a>{P})$",
+    r"^(?P<b>{P}) AFTER (?P<a>{P}) COMMA NOT (?:BEFORE|UNTIL) (?P=a)$",
 )
 def _only_then(m: re.Match[str], c: Clause) -> Parse | None:
-    """ "visit A and only after that B", "reach B, but not before A": both, A first ("only after
-    that may you enter B" permits B: past avoidance)."""
+    """ "visit A and only after that B", "reach B, but not before A", "go to B after A, never
+    before it": both, A first ("only after that *may* you enter B"
+    permits B: past avoidance)."""
     if m["a"] == m["b"] or "CAN" in c.flags:
         return None
     return ordered([m["a"], m["b"]], replace(c, flags=c.flags | {"ORDER"}))

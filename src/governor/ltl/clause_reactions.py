@@ -21,8 +21,13 @@ from governor.ltl.readings import Parse, Reading
     r"^(?P<x>{P})(?P<xn> NEXT)?(?: COMMA)? IFF (?P<y>{P})(?P<yn> NEXT)?$",
     r"^IFF (?P<y>{P})(?P<yn> NEXT)? (?:COMMA )?(?P<x>{P})(?P<xn> NEXT)?$",
     r"^(?P<xn>NEXT )(?P<x>{P})(?: COMMA)? IFF (?P<y>{P})$",
+    r"^(?P<x>{P})(?P<xn> NEXT) IF (?P<y>{P}) (?:COMMA )?(?:AND )?NOT (?P=x) NEXT IF NOT (?P=y)$",
+    r"^IF (?P<y>{P}) (?:COMMA )?(?P<x>{P})(?P<xn> NEXT) (?:COMMA )?(?:AND )?IF NOT (?P=y)"
+    r" (?:COMMA )?NOT (?P=x) NEXT$",
 )
 def iff(m: re.Match[str], c: Clause) -> Parse | None:
+    """ "b if and only if a" (either one at the next step); "b at the next step if a, and not b
+    at the next step if not a" is the same bound delay."""
     x, y, g = m["x"], m["y"], m.groupdict()
     if g.get("xn") and not g.get("yn"):
         return one(reading("bound_delay", (y, x)))
@@ -34,6 +39,7 @@ def iff(m: re.Match[str], c: Clause) -> Parse | None:
 @rule(
     20,
     r"^STAY (?P<a>{P}) UNTIL (?P<b>{P})$",
+    r"^(?:BE )?(?P<a>{P}) AND STAY (?P=a) UNTIL (?P<b>{P})$",
     r"^NOT LEAVE (?P<a>{P}) (?:UNTIL|BEFORE) (?P<b>{P})$",
     r"^UNTIL (?P<b>{P}) (?:COMMA )?(?:STAY|NOT LEAVE) (?P<a>{P})$",
     r"^(?P<s>{P}) UNTIL (?P<b>{P})$",

@@ -42,7 +42,8 @@ _CUES = {
     " from|without|no longer|nobody|nowhere|under no circumstances|at no point|none|none of them|neither",
     "MUST": "must|have to|has to|need to|needs to|should|required to|make sure|ensure|be sure to"
     "|do not forget to|do not forget|never forget to|remember to|always remember to|got to|shall"
-    "|will|is sure to|are sure to|is certain to|is bound to|is guaranteed to",
+    "|will|is sure to|are sure to|is certain to|is bound to|is guaranteed to|is mandatory"
+    "|are mandatory|is compulsory|is required|are required",
     "CAN": "can|may|are allowed to|is allowed|allowed to|permitted to|free to",
     "ALWAYS": "always|at all times|at any time|at any point|ever|all the time|throughout",
     "WHENEVER": "whenever|every time|each time|any time|anytime|every single time|each and every time|at every moment"
@@ -95,14 +96,15 @@ _CUES = {
     "|regardless of order|in whichever order|the order is irrelevant|order is irrelevant",
     "ANY": "all of|each of|both|every one of|all|each|every|them",
     "REPEAT": "keep|keep on|patrol|patrolling|without end|without stopping|never stopping|never"
-    " ending|non stop|nonstop|make rounds of|make the rounds of|do rounds of|repeatedly|again and again|over and over|over and "
+    " ending|time after time|non stop|nonstop|make rounds of|make the rounds of|do rounds of|repeatedly|again and again|over and over|over and "
     "over again|forever|infinitely often|endlessly|continually|continuously|indefinitely|"
     "regularly|periodically|in a loop|on a loop|loop|cycle|cycle through|circulate|time and again"
     "|never stop|round and round|round after round|perpetually|time and time again|never giving up|never give up|without ever stopping|never ever stopping"
     "|with no end|without an end|unendingly|on repeat|endless|endlessly|unending|rounds of|infinitely"
     " many times|an infinite number of times|infinitely many",
     "STAY": "stay|remain|wait|stay put|linger|hold position|keep waiting|hold at|hold still at"
-    "|hold your position|keep your position",
+    "|hold your position|keep your position|keep standing|stand|remain standing|stay standing"
+    "|keep sitting|keep parked|stay parked|remain parked",
     "LEAVE": "leave|exit|depart|depart from|move out of|get out of|go out of|step out of|left|leaves"
     "|leaving|exits|exited|exiting|departed|move away from|walk away from|step away from",
     "AGAIN": "again|a second time|come back|go back|return|revisit|re enter|reenter|reentered"
@@ -140,6 +142,8 @@ for _sym, _text in _CUES.items():
 SYMBOLS[("never", "stop")] = ("REPEAT",)
 SYMBOLS[("do", "not", "stop")] = ("REPEAT",)
 SYMBOLS[("do", "not", "forget")] = ("MUST",)
+for _stay in ("stay there", "remain there", "wait there", "stay put there", "keep waiting there"):
+    SYMBOLS[tuple(_stay.split())] = ("STAY", "REF")  # "be at A and stay there until b"
 SYMBOLS[("not", "only")] = ()
 for _verb in ("rules out", "rule out", "excludes", "precludes", "forbids", "prevents"):
     SYMBOLS[tuple(_verb.split())] = ("MEANS", "NOT")
@@ -199,14 +203,22 @@ SYMBOLS[("only", "afterwards")] = ("ONLY", "AFTER", "REF")
 for _there in (
     "once there", "when there", "once done", "when done", "having done so", "once that is done",
     "when that is done", "once this is done", "once you are done", "when you are done",
-    "once finished", "when finished",
+    "once finished", "when finished", "once you are done there", "when you are done there",
+    "once done there", "once finished there",
 ):  # fmt: skip
     SYMBOLS[(*_there.split(), ",")] = ("IF", "REF", "COMMA")
 for _lead in ("until", "before", "till"):  # "until you have;": the clause before is awaited
     for _end, _sym in ((".", "STOP"), (",", "COMMA")):
         _key = "UNTIL" if _lead != "before" else "BEFORE"
         SYMBOLS[(_lead, "you", "have", _end)] = (_key, "REF", _sym)
+for _lead, _sym in (("before", "BEFORE"), ("until", "UNTIL")):  # "never before it."
+    for _end, _close in ((".", "STOP"), (",", "COMMA")):
+        for _not in ("never", "not"):
+            SYMBOLS[(_not, _lead, "it", _end)] = ("NOT", _sym, "REF", _close)
+SYMBOLS[("after", "having")] = ("AFTER",)  # "after having been in A"
 SYMBOLS[("which",)] = ("COMMA", "WHICH")
+for _means in ("which means", "that means", "meaning", "that is to say", "in other words"):
+    SYMBOLS[tuple(_means.split())] = ("COMMA",)  # "A then B, which means no B before A"
 for _must in ("has to be", "must be", "needs to be", "should be", "is to be", "is also to be"):
     SYMBOLS[("it", *_must.split())] = ("IT", "MUST")
 LONGEST = max(len(k) for k in SYMBOLS)

@@ -56,6 +56,13 @@ def number(toks: Sequence[str], i: int) -> tuple[int, int] | None:
     return (1, i + 1) if w == "once" else None
 
 
+def _framed(toks: Sequence[str], i: int) -> bool:
+    """Whether a placeholder at ``i`` closes with a comma: "In P1, ..." opening a sentence."""
+    return bool(_PLACEHOLDER.fullmatch(toks[i] if i < len(toks) else "")) and toks[
+        i + 1 : i + 2
+    ] == [","]
+
+
 def _starts(toks: Sequence[str], i: int, phrase: tuple[str, ...]) -> bool:
     return tuple(toks[i : i + len(phrase)]) == phrase
 
@@ -150,6 +157,10 @@ def symbols(toks: Sequence[str]) -> list[str]:
         w = toks[i]
         if _PLACEHOLDER.fullmatch(w):
             out.append(w)
+            i += 1
+            continue
+        if w == "in" and toks[i - 1 : i] in ([], ["."]) and _framed(toks, i + 1):
+            out.append("WHILE")  # "In the clean room, wearing a mask is mandatory": a condition
             i += 1
             continue
         route = _route(toks, i)

@@ -68,5 +68,10 @@ FILLERS: tuple[str, ...] = (
     "until the mission ends",
     "until the end of the run",
     "to the end of the mission",
+    "not before and not after",
+    "not before , not after",
+    "not before or after",
+    "no earlier and no later",
+    "no sooner and no later",
 )
 """Phrases dropped by the normaliser (a comma is written " , ")."""

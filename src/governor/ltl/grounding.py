@@ -10,7 +10,9 @@ A described state (``the microwave is open``) lifts to ``P1 holds``, a passive v
 (``kitchen is visited``) to ``you have P1``. ``it`` is the object named last; after a bare proposition, "it is not green" / "it does
 not ring" is that proposition negated. The words are read
 by :mod:`governor.ltl.scanner` (objects, places) and :mod:`governor.ltl.household_phrases`
-(actions, states); a bare proposition by :mod:`governor.ltl.mentions`.
+(actions, states); a bare proposition by :mod:`governor.ltl.mentions` (its own words) or else
+by :mod:`governor.ltl.events` (an event phrase in other words: "an order comes in" for
+``order_received``; a negation said of it stays a word, "not", before its placeholder).
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from governor.ltl import event_words as ew
 from governor.ltl import lexicon as lx
 from governor.ltl.domain import Domain
+from governor.ltl.events import EventMatcher, continued
 from governor.ltl.household_phrases import action, state
 from governor.ltl.mentions import PropMatcher
 from governor.ltl.operators import Not
@@ -66,17 +70,28 @@ def lift(sentence: str, domain: Domain) -> Lifted:
     scan = Scanner(toks, domain)
     bare = [p for p in domain.propositions if "(" not in p and p not in domain.rooms]
     mentions = PropMatcher(bare) if bare else None
+    events = EventMatcher(bare)
     out: list[str] = []
     marked: list[str] = []
     phrases: list[Phrase] = []
     names: dict[Formula, str] = {}
-    last: str | None = None  # the bare proposition mentioned last ("it" in "it is not green")
-    i = 0
+    said: list[str] = []  # the bare propositions mentioned, last first ("it" in "it is not green")
+    i = ended = 0
     while i < len(toks):
+        last = said[0] if said else None
         found = (mentions.match(toks, i) or mentions.pronoun(toks, i, last)) if mentions else None
+        relative = said and i == ended and lx.RELATIVE & set(phrases[-1].text.split())
+        event = continued(events, toks, i, said[0]) if found is None and relative else None
+        if event is not None:  # "every order that is placed | must be shipped": a condition
+            _condition(out, marked, phrases[-1].placeholder)
+        event = event or (events.match(toks, i, said) if found is None and bare else None)
+        if event is not None:
+            found = (event.end, event.formula)
         if found is not None:
             g = found[1].arg if isinstance(found[1], Not) else found[1]
-            last = g.name if isinstance(g, Atom) else last
+            if isinstance(g, Atom):
+                said.insert(0, g.name)
+        event_like = found is not None  # a proposition said: no place phrase's "back"
         found = found or _soft(lambda k: action(scan, k), i) or scan.motion(i)
         shape = "{}"
         if found is None and (st := _soft(lambda k: state(scan, k), i)) is not None:
@@ -89,23 +104,40 @@ def lift(sentence: str, domain: Domain) -> Lifted:
             i += 1
             continue
         end, formula = found
+        if event is not None and isinstance(formula, Not):  # "it does not open": the negation
+            formula = formula.arg  # said, before the proposition's placeholder
+            out.append("not")
+            marked.append("not")
         name = names.setdefault(formula, f"P{len(names) + 1}")
         words = toks[i:end]
         phrases.append(Phrase(" ".join(words), name, formula))
         out.append(shape.format(name))
-        if {"has", "have", "had"} & set(words):
+        obliged = re.search(r"\b(?:has|have|had) to\b", " ".join(words))  # "has to come"
+        if {"has", "have", "had"} & set(words) and not obliged:
             marked.append("have")
-        if lx.MODALS & set(words):
+        if lx.MODALS & set(words) or obliged:
             marked.append("must")  # "the battery must become full": said to happen
         if words and words[0] in lx.STATIVE:
             marked.append("be")
-        elif lx.RETURNING & set(words):
+        elif lx.RETURNING & set(words) and not event_like:
             marked.append("again")
         marked.append(name)
-        i = max(end, i + 1)
+        kept = [w for w in words if w in ew.CARRIED]  # "it must eventually be reset"
+        out += kept
+        marked += kept
+        i = ended = max(end, i + 1)
     plain = " ".join(w for w in out if w not in lx.PUNCTUATION)
     text = re.sub(r"\b(?:go|come) (?:to|and) (?=P\d)", "", plain)
     return Lifted(text, tuple(phrases), tuple(marked))
+
+
+def _condition(out: list[str], marked: list[str], name: str) -> None:
+    """The subject with a relative clause ("any request that is made") read as a condition:
+    ``whenever P1 ,`` before its predicate."""
+    for words in (out, marked):
+        k = len(words) - 1 - words[::-1].index(name)
+        q = k - 1 if k and words[k - 1] in ew.QUANTIFIERS else k  # "every order that ..."
+        words[q : k + 1] = ["whenever", name, ","]
 
 
 def _soft(read: Callable[[int], _T | None], i: int) -> _T | None:

@@ -53,13 +53,23 @@ MODALS = _set("must should will shall")
 """Modal words a proposition's mention may hold ("the battery must become full")."""
 PUNCTUATION = frozenset({",", "."})
 """The punctuation :func:`tokens` keeps: a comma, and ``.`` for any sentence end (``;:!?``)."""
-STATIVE = _set("be being is are was were")
-"""First words of a place phrase that say where the agent is, not where it goes."""
+STATIVE = _set("be being is are was were sit sits sitting")
+"""First words of a place phrase that say where the agent is, not where it goes ("sit in the
+waiting room until ..." stays there)."""
+RELATIVE = _set("that which who")
+"""Relative pronouns: a phrase holding one is a subject with a relative clause."""
 RETURNING = _set(
     "return returns returning returned revisit revisits revisiting revisited back reenter reenters"
     " reentering reentered"
 )
 """Words of a place phrase that make it a visit again."""
+
+
+_TRIP = (
+    r"\b(?:(?:take|make|do|pay) (?:a|an|one) (?:trip|journey|run|walk|visit|drive|detour)"
+    r"|(?:take|bring|drive|get) (?:me|us)|drive|drives|driving|drove) (?=to\b|into\b)"
+)
+"""A trip phrase: "take a trip to X", "take me to X", "drive into X" say "go to X"."""
 
 
 def words(sentence: str) -> list[str]:
@@ -77,6 +87,8 @@ def tokens(sentence: str) -> list[str]:
     low = low.replace("’", "'").replace("-", " ")
     low = re.sub(r"\bafter (?:that|which|this)\b", "afterwards", low)
     low = re.sub(r"\bre (?=enter)", "re", low)
+    low = re.sub(_TRIP, "go ", low)  # "take a trip to the dumpster", "pay a visit to"
+    low = re.sub(r"\beither(?: one| of them)?(?=\s*(?:[.,;:!?]|$))", "them", low)  # "into either"
     low = re.sub(r"\b([a-z0-9_]+)'s\b", lambda m: m[0] if m[0] in CONTRACTIONS else m[1], low)
     for w in re.findall(r"[a-z0-9_']+|[,.;:!?]", low):
         if w in ",.;:!?":

@@ -7,6 +7,8 @@ Each pass rewrites the symbol list in one left-to-right sweep (linear in the sen
 - *eventually*: a sentence that opens with "eventually" / "at some point" lists goals in any
   order (the cue is dropped); at a clause end it says the clause must happen (``MUST``);
   elsewhere it is ``THEN``.
+- *restated timing*: "immediately afterwards, at the following step" is one ``NEXT``; "head
+  to A and be there within n steps" is ``A WITHIN_n``.
 - a trailing "each time" / "this applies every time" restates the reaction: dropped (after a
   comma, or closing a sentence with a condition), and so is a closing "at every moment when a"
   that repeats the condition a.
@@ -58,9 +60,30 @@ def eventually(syms: list[str]) -> list[str]:
         nxt = syms[i + 1] if i + 1 < len(syms) else "STOP"
         if lead != "EVENTUALLY" and nxt not in ("STOP", "COMMA", "BUT", "AND"):
             out.append("THEN")
+        elif lead in ("IF", "WHENEVER") and "COMMA" in out:
+            k = len(out) - out[::-1].index("COMMA")  # "whenever a, b eventually": b later
+            out.insert(k, "THEN")
         elif lead != "EVENTUALLY":
             out.append("MUST")  # "the bell rings eventually": it must happen
     return out
+
+
+_RESTATED = (
+    (re.compile(r"\bNEXT (?:THEN|AFTER)(?= COMMA| STOP|$)"), "NEXT"),
+    (re.compile(r"\bNEXT COMMA NEXT\b"), "NEXT"),
+    (re.compile(r"\b(P\d+) AND (?:BE )?\1 (?=WITHIN_\d+)"), r"\1 "),
+    (re.compile(r"\b(P\d+) COMMA LEAVE (?:\1 )?(?=COMMA (?:AND )?THEN P\d+)"), r"\1 "),
+)
+
+
+def restated(syms: list[str]) -> list[str]:
+    """Timing said twice said once: "immediately afterwards, at the following step" / "right
+    after, at the next step" is ``NEXT``; "head to A and be there within 6 steps" is ``A
+    WITHIN_6``; "go to A, leave it, and then go to B" is "A, then B" (one place at a time)."""
+    text = " ".join(syms)
+    for pattern, repl in _RESTATED:
+        text = pattern.sub(repl, text)
+    return text.split()
 
 
 def time_frame(syms: list[str]) -> list[str]:
@@ -219,4 +242,5 @@ def prepare(syms: list[str], places: Iterable[str]) -> tuple[list[str], bool]:
     syms = trailing_whenever(eventually(time_frame(syms)))
     syms, permitted = permissions(syms)
     syms = not_first(leave_reference(anaphora(perfect_anaphora(gapping(syms))), places))
+    syms = restated(syms)
     return list_references(syms, places), permitted

@@ -4,7 +4,7 @@ were listed (numbered by first mention): "never enter one before the previous on
 not enter P2 before P1, ... P3 before P2", and "do not go back to any of them before reaching
 the next one" becomes "do not re-enter P1 before P2, ..."; "visit all three" / "both must be
 visited" / "visiting each of them again and again" lists them all (with the clause's own
-modifiers). One sweep over the clauses: linear in the sentence.
+modifiers; "never drive into either" avoids them all). One sweep over the clauses: linear in the sentence.
 
 Imports nothing of the project.
 """
@@ -102,14 +102,17 @@ def list_references(syms: list[str], places: Iterable[str]) -> list[str]:
     """Clauses about the listed places by their position ("the previous one") made explicit."""
     names = sorted(set(places) & set(syms), key=syms.index)
     out: list[str] = []
+    part: list[str] = []
     for start, end in _merge_lists(syms, clauses_of(syms)):
-        part = syms[start:end]
+        prev, part = part, syms[start:end]
         sep = [syms[end]] if end < len(syms) else []
         found = _list_clause(part, names) or _after_list(part, names)
-        if found is None and "ANY" in part and set(part) <= _ALL and names:
+        restated = "NOT" in part and "NOT" in prev  # "A and B are off limits; never enter either"
+        if found is None and "ANY" in part and set(part) <= _ALL | {"NOT"} and names:
             seen = [n for n in names if n in syms[:start]]
             found = [x for n in seen for x in ("AND", n)][1:] or None
             found = found and [*found, *(s for s in ("REPEAT", "ORDER") if s in part)]
+            found = found and (["NOT", *found] if restated else None if "NOT" in part else found)
             if found and out[-1:] == ["COMMA"]:  # "A and B, both": no place listed twice
                 out[-1] = "STOP"
         out += [*(found if found is not None else part), *sep]

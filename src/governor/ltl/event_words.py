@@ -1,0 +1,126 @@
+"""The vocabulary of event grounding: word stems and a small lexicon of event verb families.
+
+A proposition's name says an event or a state in a few words (``low_battery``,
+``order_received``, ``timer_done``); a sentence says it in others ("the battery runs low", "an
+order comes in", "the timer goes off"). :func:`stem` reduces inflections to one stem (``runs``,
+``running``, ``ran`` -> ``run``; ``stored``, ``stores`` -> ``stor``), and :data:`FAMILIES`
+groups the stems and particle phrases that say the same event: a word of a proposition's name
+is said by any phrase of its family (``received`` by "come in"; ``done`` by "go off"); a phrase
+of the opposite family says it negated (``open`` by "closed", ``on`` by "silent").
+
+World-free: plain data and one function.
+"""
+
+from __future__ import annotations
+
+IRREGULAR = {
+    "ran": "run", "fell": "fall", "fallen": "fall", "came": "come", "went": "go", "gone": "go",
+    "goes": "go", "sent": "send", "got": "get", "gotten": "get", "shown": "show", "rang": "ring",
+    "rung": "ring", "saw": "see", "seen": "see",
+    "taken": "take", "took": "take", "given": "give", "gave": "give", "made": "make",
+    "left": "leave", "broke": "break", "broken": "break", "wore": "wear", "worn": "wear",
+    "shut": "shut", "set": "set", "reset": "reset", "put": "put", "held": "hold",
+    "began": "begin", "begun": "begin", "stood": "stand", "heard": "hear", "found": "find",
+    "okay": "ok",
+}  # fmt: skip
+"""Irregular inflections -> their stem."""
+_KEEP_DOUBLE = frozenset("aeiouls")
+
+
+def stem(word: str) -> str:
+    """One stem for a word's inflections: ``runs``/``running``/``ran`` -> ``run``,
+    ``arrives``/``arrived``/``arrive`` -> ``arriv``, ``passes``/``pass`` -> ``pass``."""
+    if word in IRREGULAR:
+        return IRREGULAR[word]
+    w = word
+    for suffix in ("ing", "ed", "es", "s"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith(("ss", "eed")):
+            w = w[: -len(suffix)]
+            break
+    if w.endswith("e") and len(w) > 3:
+        w = w[:-1]
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in _KEEP_DOUBLE:
+        w = w[:-1]  # running -> runn -> run, shipped -> ship
+    return w
+
+
+def _phrases(text: str) -> frozenset[tuple[str, ...]]:
+    return frozenset(tuple(stem(w) for w in p.split()) for p in text.split("|"))
+
+
+_FAMILIES_TEXT = {
+    "arrive": "arrive|come|show up|turn up|get here|get there|appear|pull in|reach",
+    "return": "return|come back|be back|get back|go back",
+    "receive": "receive|come in|arrive|get in|reach",
+    "done": "done|finish|end|go off|ring|expire|complete|be over|be up",
+    "ok": "ok|succeed|pass|work|success|good|fine|valid",
+    "fail": "fail|failure|error|fault",
+    "on": "on|run|active|activate|wear|sound|switch on|turn on|power on|start|engage",
+    "off": "off|silent|stop|inactive|quiet|switch off|turn off|power off|disengage",
+    "open": "open|ajar",
+    "closed": "close|shut",
+    "sent": "send|go out|issue|dispatch",
+    "clean": "clean|clean up|mop|mop up|wipe|wipe up",
+    "present": "present|here|there",
+    "absent": "absent|away|gone|missing",
+    "call": "call|ring|buzz",
+    "show": "show|display|present",
+}
+FAMILIES: dict[str, frozenset[tuple[str, ...]]] = {
+    k: _phrases(v) for k, v in _FAMILIES_TEXT.items()
+}
+"""Event verb families: phrases (as stems) that say the same event."""
+OPPOSITE = {"on": "off", "off": "on", "open": "closed", "closed": "open", "ok": "fail",
+            "fail": "ok", "present": "absent", "absent": "present"}  # fmt: skip
+"""Families that say each other's event negated."""
+_MEMBERS: dict[tuple[str, ...], set[str]] = {}
+for _name, _family in FAMILIES.items():
+    for _p in _family:
+        _MEMBERS.setdefault(_p, set()).add(_name)
+
+
+def families_of(word: str) -> frozenset[str]:
+    """The families a name's word belongs to (by its stem)."""
+    return frozenset(_MEMBERS.get((stem(word),), set()))
+
+
+def sayings(word: str) -> tuple[frozenset[tuple[str, ...]], frozenset[tuple[str, ...]]]:
+    """``(same, opposite)``: the stem phrases that say a name's word, and those that say it
+    negated. ``same`` always holds the word's own stem."""
+    fams = families_of(word)
+    same: set[tuple[str, ...]] = {(stem(word),)}
+    opposite: set[tuple[str, ...]] = set()
+    for f in fams:
+        same |= FAMILIES[f]
+        if f in OPPOSITE:
+            opposite |= FAMILIES[OPPOSITE[f]]
+    return frozenset(same), frozenset(opposite - same)
+
+
+def _set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+SKIP = _set(
+    "the a an your my its their our is are was were be been being get gets getting got become"
+    " becomes becoming has have had must should will would can may to always still also do does"
+    " did stays stay remains remain keep keeps turns turn turned goes go went run runs ran"
+    " running grows grow growing that which who"
+)
+"""Words allowed between the words of an event phrase (auxiliaries, becoming, a relative)."""
+CARRIED = frozenset({"eventually", "immediately"})
+"""Adverbs inside an event phrase that are kept, after its placeholder ("it must eventually be
+reset" -> ``P2 eventually``)."""
+PREPOSITIONS = frozenset({"in", "at", "on", "near", "from", "of"})
+"""Openers of a phrase that modifies the subject ("the patient in room 7 calls")."""
+DETERMINERS = frozenset({"the", "a", "an", "your", "my", "its", "their", "our"})
+"""Determiners of an event's subject (a quantifier, "each", "every", is a cue word)."""
+QUANTIFIERS = frozenset({"any", "every", "each", "all"})
+"""Quantifiers of a subject with a relative clause ("every order that is placed")."""
+STOPS = _set(
+    "if when whenever while until unless before after and or but then once , . as than within"
+    " not never no"
+)
+"""Words an event phrase never runs across (cue words and clause boundaries)."""
+PARTICLES = frozenset({"up", "out"})
+"""A particle closing an event phrase ("gets cleaned up")."""

@@ -1,0 +1,219 @@
+"""Event grounding: an event phrase read as the domain's proposition whose name it says in other
+words ("the battery runs low" -> ``low_battery``, "an order comes in" -> ``order_received``,
+"the timer goes off" -> ``timer_done``, "wear your mask" -> ``mask_on``, "the door is closed"
+-> ``!door_open``).
+
+Each word of a proposition's name (of two words or more) must be said, by its stem or by a
+phrase of its event family (:mod:`governor.ltl.event_words`), in the name's order, reversed
+(two words: "the battery runs low"), or with the last word first as a verb ("sound the horn").
+Between the words may stand auxiliaries, "becoming" verbs, "not" (negating), a relative "that
+is", "eventually", and after the subject a short phrase that modifies it ("the patient in room 7
+calls"). "it" stands for the subject of a proposition named before ("whenever the alarm sounds,
+it must eventually be reset" -> ``alarm_reset``). Each proposition that fits is scored (a word
+said by its own stem 2, by its family 1); the best one must score more than any other:
+otherwise the phrase is ambiguous and grounding fails with both names, never a guess. Matching
+reads a bounded window at one position: linear in the sentence.
+
+World-free: imports the event vocabulary, the LTL syntax and the parser.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from governor.errors import SpecError
+from governor.ltl import event_words as ew
+from governor.ltl.operators import Not
+from governor.ltl.parser import atom
+from governor.ltl.syntax import Formula
+
+MAX_SKIP = 3
+"""Words allowed between two words of a name (a modifying phrase counts as one skip)."""
+MAX_MODIFIER = 3
+"""Words of a phrase modifying the subject ("in room 7")."""
+PRONOUNS = frozenset({"it", "they"})
+WINDOW = 12
+"""Words read from one position (the matcher is linear in the sentence)."""
+
+
+@dataclass(frozen=True)
+class _Word:
+    """One word of a proposition's name and the stem phrases that say it (or its opposite)."""
+
+    stem: str
+    same: frozenset[tuple[str, ...]]
+    opposite: frozenset[tuple[str, ...]]
+    noun: bool
+
+    def at(self, stems: Sequence[str], j: int) -> tuple[int, bool, int] | None:
+        """``(end, negated, score)`` of the longest phrase saying this word at ``j``."""
+        best: tuple[int, bool, int] | None = None
+        for phrases, neg in ((self.same, False), (self.opposite, True)):
+            for p in phrases:
+                if tuple(stems[j : j + len(p)]) == p and (best is None or j + len(p) > best[0]):
+                    best = (j + len(p), neg, 2 if p == (self.stem,) else 1)
+        return best
+
+
+def _words(name: str) -> tuple[_Word, ...]:
+    """A name's words; its nouns are those of no event family, not inflected as a verb (a last
+    word in ``-s`` is a verb: ``bus_arrives``), or else those of no family."""
+    parts = [w for w in name.split("_") if w]
+    last = len(parts) - 1
+    plain = [
+        not ew.families_of(w)
+        and not w.endswith(("ed", "ing", "en"))
+        and not (k == last and w.endswith("s"))
+        for k, w in enumerate(parts)
+    ]
+    if not any(plain):
+        plain = [not ew.families_of(w) for w in parts]
+    out = []
+    for w, noun in zip(parts, plain, strict=True):
+        same, opposite = ew.sayings(w)
+        out.append(_Word(ew.stem(w), same, opposite, noun))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class EventMention:
+    """A proposition said by an event phrase: where the phrase ends, and its formula."""
+
+    end: int
+    formula: Formula
+    name: str
+
+
+class EventMatcher:
+    """Finds event phrases that say one of the propositions ``names`` (of two words or more)."""
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.props = [(n, _words(n)) for n in sorted(set(names)) if len(n.split("_")) > 1]
+        self.nouns = {n: frozenset(w.stem for w in ws if w.noun) for n, ws in self.props}
+
+    def match(
+        self, toks: Sequence[str], i: int, referents: Sequence[str] = ()
+    ) -> EventMention | None:
+        """The proposition said at ``i`` ("it" is the subject of the first of ``referents`` that
+        fits); raises :class:`SpecError` when two propositions fit equally well."""
+        raw = list(toks[i : i + WINDOW])
+        stems = [ew.stem(t) for t in raw]
+        refs = [r for r in referents if r in self.nouns] if PRONOUNS & set(raw) else []
+        for ref in [*refs, ""]:
+            it = self.nouns.get(ref, frozenset())
+            found = [
+                (s, e, n, neg) for n, ws in self.props for s, e, neg in _fits(raw, stems, ws, it)
+            ]
+            if found:
+                return self._best(found, toks, i)
+        return None
+
+    def _best(
+        self, found: list[tuple[int, int, str, bool]], toks: Sequence[str], i: int
+    ) -> EventMention:
+        found.sort(key=lambda f: (-f[0], -f[1]))
+        score, end, name, neg = found[0]
+        rival = next((f for f in found[1:] if f[2] != name and f[0] == score), None)
+        if rival is not None:
+            phrase = " ".join(toks[i : i + max(end, rival[1])])
+            raise SpecError(
+                f"cannot ground {phrase!r}: expected one proposition, found two that fit"
+                f" equally well ({name}, {rival[2]})"
+            )
+        f = atom(name)
+        return EventMention(i + end, Not(f) if neg else f, name)
+
+
+def _fits(
+    raw: list[str], stems: list[str], words: tuple[_Word, ...], it: frozenset[str]
+) -> Iterable[tuple[int, int, bool]]:
+    """``(score, end, negated)`` of each way ``words`` are said from the window's start."""
+    start = 1 if raw[:1] == ["no"] else 0  # "no coin is inserted": the event negated
+    while start < len(raw) and raw[start] in ew.DETERMINERS:
+        start += 1
+    orders = [words]
+    if len(words) == 2:
+        orders.append(words[::-1])
+    for order in orders:
+        got = _in_order(raw, stems, start, order, it)
+        if got is not None:
+            yield got[0], got[1], got[2] != (start > 0 and raw[0] == "no")
+    head = words[-1].at(stems, 0)
+    if head is not None and len(words) > 1:  # "sound the horn", "wear it"
+        j = head[0]
+        while j < len(raw) and raw[j] in ew.DETERMINERS:
+            j += 1
+        got = _in_order(raw, stems, j, words[:-1], it)
+        if got is not None:
+            yield got[0] + head[2], got[1], got[2] != head[1]
+
+
+def _in_order(
+    raw: list[str], stems: list[str], j: int, words: tuple[_Word, ...], it: frozenset[str]
+) -> tuple[int, int, bool] | None:
+    neg, score, k = False, 0, 0
+    while k < len(words):
+        if k:
+            j, neg = _skip(raw, stems, j, words[k], neg, modifier=k == 1)
+            if j < 0:
+                return None
+        if j < len(raw) and raw[j] in PRONOUNS and words[k].stem in it:
+            j, score = j + 1, score + 2
+            while k + 1 < len(words) and words[k + 1].stem in it:
+                k += 1
+            k += 1
+            continue
+        said = words[k].at(stems, j)
+        if said is None:
+            return None
+        j, neg, score, k = said[0], neg != said[1], score + said[2], k + 1
+    if j < len(raw) and raw[j] in ew.PARTICLES:
+        j += 1
+    used_it = any(w in PRONOUNS for w in raw[:j])
+    if used_it and all(w in PRONOUNS or w in ew.SKIP for w in raw[:j]):
+        return None  # "it" alone says nothing of the event
+    return (score, j, neg) if not it or used_it else None
+
+
+def _skip(
+    raw: list[str], stems: list[str], j: int, word: _Word, neg: bool, modifier: bool
+) -> tuple[int, bool]:
+    """The index after the words allowed before ``word`` (-1 when others stand there)."""
+    skipped = 0
+    while j < len(raw) and word.at(stems, j) is None and raw[j] not in PRONOUNS:
+        w = raw[j]
+        if skipped >= MAX_SKIP:
+            return -1, neg
+        if w == "not":
+            neg = not neg
+        elif modifier and w in ew.PREPOSITIONS and skipped == 0:
+            end = j + 1
+            while end < len(raw) and end - j <= MAX_MODIFIER and word.at(stems, end) is None:
+                if raw[end] in ew.STOPS:
+                    return -1, neg
+                end += 1
+            j = end - 1
+        elif w not in ew.SKIP and w not in ew.CARRIED:
+            return -1, neg
+        j += 1
+        skipped += 1
+    return j, neg
+
+
+AUXILIARIES = frozenset({"must", "should", "has", "have", "will", "needs", "is", "are", "gets"})
+"""Words that open a predicate whose subject is the noun before ("every order that is placed
+must be shipped")."""
+
+
+def continued(
+    matcher: EventMatcher, toks: Sequence[str], i: int, subject: str
+) -> EventMention | None:
+    """The predicate at ``i`` of ``subject``'s noun after a relative clause ("any request that
+    is made | must be served" -> ``request_served``): read as if "it" opened it."""
+    if i >= len(toks) or toks[i] not in AUXILIARIES:
+        return None
+    found = matcher.match(["it", *toks[i:]], 0, [subject])
+    if found is None or found.name == subject:
+        return None
+    return EventMention(i + found.end - 1, found.formula, found.name)
