@@ -10,6 +10,8 @@ import pytest
 from governor.bench import ltl_translate
 from governor.cli import main
 from governor.errors import ConfigError
+from governor.ltl import operators as op
+from governor.ltl.parser import atom
 
 
 def test_bench_writes_the_summary_and_records(tmp_path: Path) -> None:
@@ -46,3 +48,18 @@ def test_the_sets_and_a_missing_set(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     (tmp_path / "dev.jsonl").write_text('{"id": "x"}\n')
     with pytest.raises(ConfigError, match="the fields"):
         ltl_translate.run("dev")
+
+
+def test_without_places_every_prop_is_free() -> None:
+    """Over props alone no prop is fixed: G(a -> b) and G b differ (a trace where a and b are
+    both false tells them apart)."""
+    rec = {
+        "family": "instant_react",
+        "args": ["a", "b"],
+        "n": None,
+        "places": [],
+        "props": ["a", "b"],
+    }
+    reaction = ltl_translate.intended(rec)
+    assert ltl_translate.equivalent(reaction, reaction, rec)
+    assert not ltl_translate.equivalent(reaction, op.Always(atom("b")), rec)

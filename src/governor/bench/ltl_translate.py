@@ -34,7 +34,7 @@ from governor.ltl import operators as op
 from governor.ltl.domain_file import user_domain
 from governor.ltl.parser import atom
 from governor.ltl.patterns import PATTERNS
-from governor.ltl.satisfiability import one_hot, search
+from governor.ltl.satisfiability import one_hot, powerset, search
 from governor.ltl.syntax import Formula
 from governor.ltl.translate import translate_offline
 
@@ -80,9 +80,7 @@ def intended(rec: dict[str, Any]) -> Formula:
 def equivalent(a: Formula, b: Formula, rec: dict[str, Any]) -> bool:
     """Whether no finite trace over the record's alphabet tells ``a`` and ``b`` apart."""
     rooms = [f"agent_at({p})" for p in rec["places"]]
-    alphabet = (
-        one_hot(rooms, rec["props"]) if rooms else one_hot(rec["props"][:1], rec["props"][1:])
-    )
+    alphabet = one_hot(rooms, rec["props"]) if rooms else powerset(rec["props"])
     found = search(op.Not(op.Iff(a, b)), alphabet, max_depth=64, max_states=MAX_STATES)
     return found.trace is None and found.exhaustive
 
