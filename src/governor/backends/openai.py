@@ -84,6 +84,12 @@ class OpenAIBackend(Backend):
         key = "set" if self.config.api_key else "none"
         return f"OpenAIBackend(base_url={self.base_url!r}, model={self.model!r}, api_key={key})"
 
+    @property
+    def client(self) -> httpx.Client:
+        """The HTTP client: its connection pool, headers (the key) and transport, for a reader
+        of this endpoint's other routes (the guard's stream reader)."""
+        return self._client
+
     def close(self) -> None:
         """Close the HTTP client and its connections."""
         self._client.close()
@@ -103,7 +109,7 @@ class OpenAIBackend(Backend):
             problem = "the API key was rejected" if self.config.api_key else "an API key is needed"
             raise BackendHTTPError(
                 f"{self.name}: {problem} by {self.base_url} "
-                f"(HTTP {response.status_code}){self._vendor_message(response)}",
+                f"(HTTP {response.status_code}){self.vendor_message(response)}",
                 response.status_code,
             )
 
@@ -175,7 +181,7 @@ class OpenAIBackend(Backend):
                     retry_after = _retry_after(response)
                     raise BackendHTTPError(
                         f"{self.name}: {self.base_url}{path} answered HTTP "
-                        f"{response.status_code}{self._vendor_message(response)}",
+                        f"{response.status_code}{self.vendor_message(response)}",
                         response.status_code,
                     )
                 data = self._decode(response, path)
@@ -254,7 +260,7 @@ class OpenAIBackend(Backend):
             raise BackendResponseError(f"{self.name}: {path}: {expected('a JSON object', found)}")
         return data
 
-    def _vendor_message(self, response: httpx.Response) -> str:
+    def vendor_message(self, response: httpx.Response) -> str:
         """``: <error.message>`` from an error body, or an excerpt of the body; '' when empty."""
         try:
             error = response.json().get("error")

@@ -138,7 +138,7 @@ class _Reader:
             raise late
         self.text, self.calls, self.finish = [], {}, None  # a retry starts over
         headers = {"Accept": "text/event-stream"}
-        client = backend._client  # the backend's connection pool, headers and transport
+        client = backend.client  # the backend's connection pool, headers and transport
         try:
             with client.stream(
                 "POST", self.url, json=self.body, headers=headers, timeout=remaining
@@ -147,7 +147,7 @@ class _Reader:
                     response.read()
                     raise BackendHTTPError(
                         f"{backend.name}: {self.url} answered HTTP {response.status_code}"
-                        f"{backend._vendor_message(response)}",
+                        f"{backend.vendor_message(response)}",
                         response.status_code,
                     )
                 if "json" in response.headers.get("content-type", "").split(";")[0]:
