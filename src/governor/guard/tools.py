@@ -39,7 +39,8 @@ OPS: Mapping[str, Callable[[Any, Any], bool]] = {
     "==": operator.eq, "!=": operator.ne,
 }  # fmt: skip
 ANY_TOOL = "*"
-_MISSING = object()
+MISSING = object()
+"""What :func:`lookup` finds where a call's arguments have no value at the path."""
 
 
 @dataclass(frozen=True)
@@ -54,10 +55,10 @@ class Condition:
     def holds(self, args: Mapping[str, Any]) -> bool:
         found = lookup(args, self.path)
         if self.kind == "equals":
-            return found is not _MISSING and found == self.value
+            return found is not MISSING and found == self.value
         if self.kind == "not_equals":
-            return found is _MISSING or found != self.value
-        if found is _MISSING:
+            return found is MISSING or found != self.value
+        if found is MISSING:
             return False
         if self.kind == "matches":
             assert self.pattern is not None
@@ -161,7 +162,7 @@ def latest_user_text(messages: Sequence[Message]) -> str | None:
 
 
 def lookup(args: Any, path: tuple[str, ...]) -> Any:
-    """The value at ``path`` inside ``args``; ``_MISSING`` when there is none."""
+    """The value at ``path`` inside ``args``; ``MISSING`` when there is none."""
     value = args
     for part in path:
         if isinstance(value, Mapping) and part in value:
@@ -169,7 +170,7 @@ def lookup(args: Any, path: tuple[str, ...]) -> Any:
         elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
             value = value[int(part)]
         else:
-            return _MISSING
+            return MISSING
     return value
 
 

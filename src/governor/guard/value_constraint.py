@@ -41,7 +41,7 @@ from governor.core import Constraint, Fallback, Trajectory, Verdict
 from governor.errors import ConfigError, expected
 from governor.guard.messages import Message, Reply, ToolCall, messages_of
 from governor.guard.policy_values import SafetyValueSpec
-from governor.guard.tools import _MISSING, lookup
+from governor.guard.tools import MISSING, lookup
 
 REMEMBERED = 64
 """Conversations whose latest refused call's recovery is kept (emptied when full)."""
@@ -50,7 +50,7 @@ SHOWN_CHARS = 200
 
 
 def _shown(value: Any) -> str:
-    text = "nothing" if value is _MISSING else repr(value)
+    text = "nothing" if value is MISSING else repr(value)
     return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "..."
 
 
