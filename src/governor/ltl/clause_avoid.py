@@ -62,6 +62,9 @@ def _past_avoid(m: re.Match[str], c: Clause) -> Parse | None:
     state = m["a"] not in c.places or m["a"] in c.stative
     if only_if and m["a"] not in c.perf and state:
         return None  # "in the mill only when the alarm sounds": a state, not an order of visits
+    negated = re.search(r"\b(?:IF|WHENEVER|AFTER) NOT\b", m.group(0)) is not None
+    if negated and ("FROMNOW" in c.flags or (m["a"] not in c.perf and state)):
+        return None  # "if the light is off, never enter B from then on": no order of visits
     return _past(m["b"], m["a"], c) if m["a"] != m["b"] else None
 
 

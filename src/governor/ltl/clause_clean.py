@@ -90,6 +90,8 @@ def clean(symbols: list[str], places: Iterable[str], props: Iterable[str] = ()) 
             flags.add("CAN" if sym == "PERMIT" else sym)
         if sym in ("AGAIN", "THEN"):
             flags.add("LATER" if sym == "THEN" else sym)
+        if sym == "THEN" and _P.fullmatch(prev) and symbols[i + 1 :] in ([], ["STOP"]):
+            flags.add("AFTERWARDS")  # "never b afterwards": from then on
         if sym in _FLAGS:
             flags.add(sym)
         if sym in _FLAGS - {"NEXT"} or sym in _DROP:

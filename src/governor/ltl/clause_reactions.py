@@ -22,12 +22,19 @@ from governor.ltl.readings import Parse, Reading
     r"^IFF (?P<y>{P})(?P<yn> NEXT)? (?:COMMA )?(?P<x>{P})(?P<xn> NEXT)?$",
     r"^(?P<xn>NEXT )(?P<x>{P})(?: COMMA)? IFF (?P<y>{P})$",
     r"^(?P<x>{P})(?P<xn> NEXT) IF (?P<y>{P}) (?:COMMA )?(?:AND )?NOT (?P=x) NEXT IF NOT (?P=y)$",
-    r"^IF (?P<y>{P}) (?:COMMA )?(?P<x>{P})(?P<xn> NEXT) (?:COMMA )?(?:AND )?IF NOT (?P=y)"
-    r" (?:COMMA )?NOT (?P=x) NEXT$",
+    r"^(?:IF|WHENEVER) (?P<y>{P}) (?:COMMA )?(?P<x>{P})(?P<xn> NEXT) (?:COMMA )?(?:AND )?"
+    r"(?:IF|WHENEVER) NOT (?P=y) (?:COMMA )?NOT (?P=x) NEXT$",
+    r"^(?P<xn>NEXT) (?:IF|WHENEVER) (?P<y>{P}) (?:COMMA )?(?P<x>{P}) (?:COMMA )?(?:AND )?"
+    r"NEXT (?:IF|WHENEVER) NOT (?P=y) (?:COMMA )?NOT (?P=x)$",
+    r"^(?P<x>{P}) (?:IF|WHENEVER|WHILE) (?P<y>{P}) (?:COMMA )?(?:AND )?NOT (?P=x)"
+    r" (?:IF|WHENEVER|WHILE) NOT (?P=y)$",
+    r"^(?:IF|WHENEVER|WHILE) (?P<y>{P}) (?:COMMA )?(?P<x>{P}) (?:COMMA )?(?:AND )?"
+    r"(?:IF|WHENEVER|WHILE) NOT (?P=y) (?:COMMA )?NOT (?P=x)$",
 )
 def iff(m: re.Match[str], c: Clause) -> Parse | None:
     """ "b if and only if a" (either one at the next step); "b at the next step if a, and not b
-    at the next step if not a" is the same bound delay."""
+    at the next step if not a" is the same bound delay; "b whenever a, and not b whenever not
+    a" is the bound reaction."""
     x, y, g = m["x"], m["y"], m.groupdict()
     if g.get("xn") and not g.get("yn"):
         return one(reading("bound_delay", (y, x)))
@@ -47,7 +54,8 @@ def iff(m: re.Match[str], c: Clause) -> Parse | None:
 def _wait(m: re.Match[str], c: Clause) -> Parse | None:
     groups = m.groupdict()
     a = groups.get("a") or groups.get("s") or ""
-    if groups.get("s") and a not in c.stative:
+    kept = "REPEAT" in c.flags and a in c.props  # "keep the light on until b"
+    if groups.get("s") and a not in c.stative and not kept:
         return None
     return one(reading("wait", (a, m["b"])))
 
@@ -91,7 +99,8 @@ def _avoid_after(m: re.Match[str], c: Clause) -> Parse | None:
     event = cw in ("AFTER", "MEANS", "THEN", "AND", "COMMA") or a in c.perf
     if "NEXT" in c.flags:
         return one(reading("prompt_avoid", (a, b))) if cw != "WHILE" else None
-    if cw == "WHILE" or not (event or "FROMNOW" in c.flags or a in c.places):
+    later = {"FROMNOW", "AFTERWARDS"} & c.flags  # "never b afterwards", "no more b"
+    if cw == "WHILE" or not (event or later or a in c.places):
         return one(Reading("instant_react", (a, b), None, (rd.SAME_STEP,), (b,)))
     return one(reading("future_avoid", (a, b)))
 

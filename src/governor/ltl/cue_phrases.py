@@ -39,11 +39,11 @@ _CUES = {
     "NOT": "not|never|cannot|no|avoid|avoiding|avoided|keep off|keep off of|stay off|stay off of"
     "|stay away from|keep away from|keep out of|stay out|keep well clear of|stay well clear of|steer well clear of|well clear of|well away from"
     " of|keep clear of|steer clear of|off limits|away from|forbidden|prohibited|banned|out of bounds|refrain"
-    " from|without|no longer|nobody|nowhere|under no circumstances|at no point|none|none of them|neither",
+    " from|hold off on|hold off|without|no longer|nobody|nowhere|under no circumstances|at no point|none|none of them|neither",
     "MUST": "must|have to|has to|need to|needs to|should|required to|make sure|ensure|be sure to"
     "|do not forget to|do not forget|never forget to|remember to|always remember to|got to|shall"
     "|will|is sure to|are sure to|is certain to|is bound to|is guaranteed to|is mandatory"
-    "|are mandatory|is compulsory|is required|are required",
+    "|are mandatory|is compulsory|is required|are required|is going to|are going to",
     "CAN": "can|may|are allowed to|is allowed|allowed to|permitted to|free to",
     "ALWAYS": "always|at all times|at any time|at any point|ever|all the time|throughout",
     "WHENEVER": "whenever|every time|each time|any time|anytime|every single time|each and every time|at every moment"
@@ -93,14 +93,17 @@ _CUES = {
     " order is fine|in any order you like|in whatever order you like|the order is up to you|in any"
     " order|in whatever order|in no particular order|any order|either order|in any sequence|no particular"
     " order|in no specific order|no specific order|whichever first|whichever comes first|whichever order"
-    "|regardless of order|in whichever order|the order is irrelevant|order is irrelevant",
+    "|regardless of order|in whichever order|the order is irrelevant|order is irrelevant|which one"
+    " comes first is up to you|which comes first is up to you|which one you do first is up to you"
+    "|which one first is up to you|the order is your choice|the order is your call|you choose the"
+    " order|you pick the order",
     "ANY": "all of|each of|both|every one of|all|each|every|them",
     "REPEAT": "keep|keep on|patrol|patrolling|without end|without stopping|never stopping|never"
-    " ending|time after time|non stop|nonstop|make rounds of|make the rounds of|do rounds of|repeatedly|again and again|over and over|over and "
+    " ending|back and forth between|to and fro between|never just once and done|not just once and done|time after time|non stop|nonstop|repeatedly|again and again|over and over|over and "
     "over again|forever|infinitely often|endlessly|continually|continuously|indefinitely|"
     "regularly|periodically|in a loop|on a loop|loop|cycle|cycle through|circulate|time and again"
     "|never stop|round and round|round after round|perpetually|time and time again|never giving up|never give up|without ever stopping|never ever stopping"
-    "|with no end|without an end|unendingly|on repeat|endless|endlessly|unending|rounds of|infinitely"
+    "|with no end|without an end|unendingly|on repeat|endless|endlessly|unending|infinitely"
     " many times|an infinite number of times|infinitely many",
     "STAY": "stay|remain|wait|stay put|linger|hold position|keep waiting|hold at|hold still at"
     "|hold your position|keep your position|keep standing|stand|remain standing|stay standing"
@@ -140,6 +143,8 @@ for _sym, _text in _CUES.items():
     for _phrase in _text.split("|"):
         SYMBOLS[tuple(_phrase.split())] = (_sym,)
 SYMBOLS[("never", "stop")] = ("REPEAT",)
+for _go in ("go", "going", "move", "moving", "travel", "shuttle", "run", "drive", "walk"):
+    SYMBOLS[(_go, "back", "and", "forth", "between")] = ("REPEAT",)  # not "go back": a return
 SYMBOLS[("do", "not", "stop")] = ("REPEAT",)
 SYMBOLS[("do", "not", "forget")] = ("MUST",)
 for _stay in ("stay there", "remain there", "wait there", "stay put there", "keep waiting there"):
@@ -156,7 +161,8 @@ for _each in ("of every", "of each", "of any", "after every", "after each", "aft
 for _w in ("when", "if", "while"):  # "when, and only when,": commas around the second half
     for _key in (f"{_w} , and only {_w} ,", f"{_w} , and only {_w}", f"{_w} and only {_w} ,"):
         SYMBOLS[tuple(_key.split())] = ("IFF",)
-_EXACTLY = ("exactly at", "precisely at", "just at", "at exactly", "at precisely", "during exactly")
+_EXACTLY = ("exactly at", "precisely at", "just at", "at exactly", "at precisely", "during exactly",
+            "exactly during", "precisely during")  # fmt: skip
 for _adv in _EXACTLY:  # "exactly at those times when", "during exactly those steps in which"
     for _det in ("the", "those"):
         for _noun in ("times", "moments", "steps", "instants"):
@@ -192,7 +198,8 @@ for _be in ("be", "you are", "being", "the robot is", "the agent is"):  # where 
 SYMBOLS[("again",)] = ("AGAIN",)
 _REFS = (
     "then", "that", "this", "there", "you do", "you do so", "that happens", "you get there",
-    "doing so", "that point", "this point", "you are there", "getting there",
+    "doing so", "that point", "this point", "you are there", "getting there", "he does",
+    "she does", "it does", "they do",
 )  # fmt: skip
 for _ref in _REFS:
     SYMBOLS[("only", "after", *_ref.split())] = ("ONLY", "AFTER", "REF")
@@ -215,8 +222,14 @@ for _lead, _sym in (("before", "BEFORE"), ("until", "UNTIL")):  # "never before 
     for _end, _close in ((".", "STOP"), (",", "COMMA")):
         for _not in ("never", "not"):
             SYMBOLS[(_not, _lead, "it", _end)] = ("NOT", _sym, "REF", _close)
+for _lead in ("once", "when", "after"):  # "see A; once you have seen it, go to B": then
+    for _done in ("seen", "visited", "been to", "reached", "checked", "explored", "toured"):
+        SYMBOLS[(_lead, "you", "have", *_done.split(), "it", ",")] = ("IF", "REF", "COMMA")
 SYMBOLS[("after", "having")] = ("AFTER",)  # "after having been in A"
 SYMBOLS[("which",)] = ("COMMA", "WHICH")
+for _who in ("it", "they", "he", "she"):  # "until the lights come on, which they must"
+    for _must in ("must", "will", "has to", "have to", "is sure to", "are sure to"):
+        SYMBOLS[("which", _who, *_must.split())] = ("COMMA", "WHICH", "MUST")
 for _means in ("which means", "that means", "meaning", "that is to say", "in other words"):
     SYMBOLS[tuple(_means.split())] = ("COMMA",)  # "A then B, which means no B before A"
 for _must in ("has to be", "must be", "needs to be", "should be", "is to be", "is also to be"):

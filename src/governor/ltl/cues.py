@@ -12,7 +12,9 @@ Cue phrases (longest first, at most :data:`LONGEST` words) become symbols: ``NOT
 2), ``GE_2``, ``EQ_2``, ``GT_2``, ``LT_2``, ``N_2`` (a bare "twice", or a number before a place:
 "two visits to A") and ``WITHIN_3`` ("within 3 steps", "no more than 3 steps later", "in 3
 steps or fewer"; "within 3 steps of a" is ``WITHIN_3 IF a``); number words are read as numbers.
-"from A to B to C" is ``A THEN B THEN C``; "a second visit to A" is ``AGAIN A``. Placeholders
+"from A to B to C" is ``A THEN B THEN C``; "a second visit to A" is ``AGAIN A``; "no more b"
+is ``NOT FROMNOW b`` (from then on); other counts denied after a count ("three times: not two,
+not four") restate it and are dropped. Placeholders
 (``P1``) stay. A number no count reads becomes ``NUM`` and a past step ("at the step before")
 ``PREV``, which no clause reads: the sentence fails rather than lose them. Every other word is
 dropped. One left-to-right pass: linear in the sentence.
@@ -61,6 +63,11 @@ def _framed(toks: Sequence[str], i: int) -> bool:
     return bool(_PLACEHOLDER.fullmatch(toks[i] if i < len(toks) else "")) and toks[
         i + 1 : i + 2
     ] == [","]
+
+
+def _is_placeholder(toks: Sequence[str], i: int) -> bool:
+    """Whether a placeholder stands at ``i``."""
+    return bool(_PLACEHOLDER.fullmatch(toks[i] if i < len(toks) else ""))
 
 
 def _starts(toks: Sequence[str], i: int, phrase: tuple[str, ...]) -> bool:
@@ -174,6 +181,13 @@ def symbols(toks: Sequence[str]) -> list[str]:
             out.append("IF")
             i += 1
             continue
+        if toks[i : i + 2] in (["no", "more"], ["no", "further"]) and _is_placeholder(toks, i + 2):
+            out += ["NOT", "FROMNOW"]  # "no more orders may be accepted": from then on
+            i += 2
+            continue
+        if _other_counts(toks, i):
+            i += 5  # "three times: not two, not four": the count restated
+            continue
         counted = None if phrase else _count(toks, i)
         if counted is not None:
             out.append(counted[0])
@@ -200,6 +214,18 @@ def symbols(toks: Sequence[str]) -> list[str]:
                 out.append("AGAIN")  # "no second visit to A before B": a return
             i += 1
     return out
+
+
+def _other_counts(toks: Sequence[str], i: int) -> bool:
+    """Whether "not two, not four" (two other numbers, each denied) stands at ``i``."""
+    said = list(toks[i : i + 5])
+    if (
+        len(said) < 5
+        or said[0] not in ("not", "no")
+        or said[2:4] not in ([",", "not"], [",", "no"])
+    ):
+        return False
+    return all(t.isdigit() or t in NUMBERS for t in (said[1], said[4]))
 
 
 _LIST_SIZE = frozenset({"all", "the", "these", "those", "of", "both", "any", "every", "each"})

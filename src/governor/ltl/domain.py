@@ -169,10 +169,16 @@ def _listing(items: list[str]) -> str:
 def default_aliases(
     propositions: Iterable[str], misspellings: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """Spelling keys of every object, and ``misspellings`` (spelling key -> object) of the objects
+    """Spelling keys of every object (a possessive word said without its "s" too: the lexer
+    drops "'s"), and ``misspellings`` (spelling key -> object) of the objects
     the propositions mention."""
     objs = {a for p in propositions for a in proposition_args(p)}
     out = {spelling_key(o): o for o in sorted(objs)}
+    for o in sorted(objs):  # "the patient's room" (lexed "patient room") is patients_room
+        parts = o.split("_")
+        for k, w in enumerate(parts[:-1]):
+            if len(w) > 2 and w.endswith("s") and not w.endswith("ss"):
+                out.setdefault(spelling_key("".join([*parts[:k], w[:-1], *parts[k + 1 :]])), o)
     for key, target in (misspellings or {}).items():
         if target in objs:
             out.setdefault(key, target)

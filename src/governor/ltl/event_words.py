@@ -21,7 +21,7 @@ IRREGULAR = {
     "left": "leave", "broke": "break", "broken": "break", "wore": "wear", "worn": "wear",
     "shut": "shut", "set": "set", "reset": "reset", "put": "put", "held": "hold",
     "began": "begin", "begun": "begin", "stood": "stand", "heard": "hear", "found": "find",
-    "okay": "ok",
+    "okay": "ok", "paid": "pay", "said": "say", "laid": "lay",
 }  # fmt: skip
 """Irregular inflections -> their stem."""
 _KEEP_DOUBLE = frozenset("aeiouls")
@@ -36,6 +36,8 @@ def stem(word: str) -> str:
     for suffix in ("ing", "ed", "es", "s"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith(("ss", "eed")):
             w = w[: -len(suffix)]
+            if suffix in ("ed", "es") and w.endswith("i"):
+                w = w[:-1] + "y"  # emptied, empties -> empty
             break
     if w.endswith("e") and len(w) > 3:
         w = w[:-1]
@@ -55,16 +57,19 @@ _FAMILIES_TEXT = {
     "done": "done|finish|end|go off|ring|expire|complete|be over|be up",
     "ok": "ok|succeed|pass|work|success|good|fine|valid",
     "fail": "fail|failure|error|fault",
-    "on": "on|run|active|activate|wear|sound|switch on|turn on|power on|start|engage",
+    "on": "on|run|active|activate|wear|sound|switch on|turn on|power on|start|engage|come on",
     "off": "off|silent|stop|inactive|quiet|switch off|turn off|power off|disengage",
     "open": "open|ajar",
     "closed": "close|shut",
     "sent": "send|go out|issue|dispatch",
     "clean": "clean|clean up|mop|mop up|wipe|wipe up",
+    "full": "full|fill|fill up",
+    "empty": "empty|empty out",
     "present": "present|here|there",
     "absent": "absent|away|gone|missing",
     "call": "call|ring|buzz",
     "show": "show|display|present",
+    "person": "person|someone|somebody|anyone|anybody|visitor|guest",
 }
 FAMILIES: dict[str, frozenset[tuple[str, ...]]] = {
     k: _phrases(v) for k, v in _FAMILIES_TEXT.items()
@@ -84,11 +89,19 @@ def families_of(word: str) -> frozenset[str]:
     return frozenset(_MEMBERS.get((stem(word),), set()))
 
 
-def sayings(word: str) -> tuple[frozenset[tuple[str, ...]], frozenset[tuple[str, ...]]]:
+SOUNDERS = frozenset({"alarm", "siren", "bell", "buzzer", "horn", "alert", "timer", "beeper"})
+"""Devices that "go off" by sounding: "the alarm goes off" says ``alarm_on`` (of a light or a
+motor, "goes off" says it is off)."""
+_GO_OFF = frozenset({("go", "off"), ("set", "off")})
+
+
+def sayings(
+    word: str, sounder: bool = False
+) -> tuple[frozenset[tuple[str, ...]], frozenset[tuple[str, ...]]]:
     """``(same, opposite)``: the stem phrases that say a name's word, and those that say it
-    negated. ``same`` always holds the word's own stem."""
+    negated. ``same`` always holds the word's own stem; "go off" says ``on`` of a ``sounder``."""
     fams = families_of(word)
-    same: set[tuple[str, ...]] = {(stem(word),)}
+    same: set[tuple[str, ...]] = {(stem(word),)} | (_GO_OFF if sounder and "on" in fams else set())
     opposite: set[tuple[str, ...]] = set()
     for f in fams:
         same |= FAMILIES[f]
@@ -105,7 +118,7 @@ SKIP = _set(
     "the a an your my its their our is are was were be been being get gets getting got become"
     " becomes becoming has have had must should will would can may to always still also do does"
     " did stays stay remains remain keep keeps turns turn turned goes go went run runs ran"
-    " running grows grow growing that which who"
+    " running grows grow growing going need needs too very that which who"
 )
 """Words allowed between the words of an event phrase (auxiliaries, becoming, a relative)."""
 CARRIED = frozenset({"eventually", "immediately"})

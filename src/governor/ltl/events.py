@@ -5,7 +5,8 @@ words ("the battery runs low" -> ``low_battery``, "an order comes in" -> ``order
 
 Each word of a proposition's name (of two words or more) must be said, by its stem or by a
 phrase of its event family (:mod:`governor.ltl.event_words`), in the name's order, reversed
-(two words: "the battery runs low"), or with the last word first as a verb ("sound the horn").
+(two words: "the battery runs low"), or with the last word first as a verb ("sound the horn";
+the last two of three, a verb and its particle: "hand over the package").
 Between the words may stand auxiliaries, "becoming" verbs, "not" (negating), a relative "that
 is", "eventually", and after the subject a short phrase that modifies it ("the patient in room 7
 calls"). "it" stands for the subject of a proposition named before ("whenever the alarm sounds,
@@ -14,7 +15,7 @@ said by its own stem 2, by its family 1); the best one must score more than any 
 otherwise the phrase is ambiguous and grounding fails with both names, never a guess. Matching
 reads a bounded window at one position: linear in the sentence.
 
-World-free: imports the event vocabulary, the LTL syntax and the parser.
+World-free: imports the event vocabulary, the cue words, the LTL syntax and the parser.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 
 from governor.errors import SpecError
 from governor.ltl import event_words as ew
+from governor.ltl.cue_phrases import CUE_WORDS
 from governor.ltl.operators import Not
 from governor.ltl.parser import atom
 from governor.ltl.syntax import Formula
@@ -69,9 +71,10 @@ def _words(name: str) -> tuple[_Word, ...]:
     ]
     if not any(plain):
         plain = [not ew.families_of(w) for w in parts]
+    sounder = any(w in ew.SOUNDERS or w[:-1] in ew.SOUNDERS for w in parts)  # "alarms" too
     out = []
     for w, noun in zip(parts, plain, strict=True):
-        same, opposite = ew.sayings(w)
+        same, opposite = ew.sayings(w, sounder)
         out.append(_Word(ew.stem(w), same, opposite, noun))
     return tuple(out)
 
@@ -132,6 +135,8 @@ def _fits(
     start = 1 if raw[:1] == ["no"] else 0  # "no coin is inserted": the event negated
     while start < len(raw) and raw[start] in ew.DETERMINERS:
         start += 1
+    if start and _modifier(raw, stems, start, words[0]):
+        start += 1  # "the trash bin is full": a noun modifying the subject (after a determiner)
     orders = [words]
     if len(words) == 2:
         orders.append(words[::-1])
@@ -139,14 +144,24 @@ def _fits(
         got = _in_order(raw, stems, start, order, it)
         if got is not None:
             yield got[0], got[1], got[2] != (start > 0 and raw[0] == "no")
-    head = words[-1].at(stems, 0)
-    if head is not None and len(words) > 1:  # "sound the horn", "wear it"
-        j = head[0]
+    for k in range(1, min(2, len(words) - 1) + 1):  # "sound the horn", "hand over the parcel"
+        head = _in_order(raw, stems, 0, words[-k:], frozenset())
+        if head is None:
+            continue
+        j = head[1]
         while j < len(raw) and raw[j] in ew.DETERMINERS:
             j += 1
-        got = _in_order(raw, stems, j, words[:-1], it)
+        got = _in_order(raw, stems, j, words[:-k], it)
         if got is not None:
-            yield got[0] + head[2], got[1], got[2] != head[1]
+            yield got[0] + head[0], got[1], got[2] != head[2]
+
+
+def _modifier(raw: list[str], stems: list[str], j: int, first: _Word) -> bool:
+    """Whether ``raw[j]`` is a word modifying the noun ``first`` said right after it."""
+    plain = raw[j] not in ew.SKIP and raw[j] not in PRONOUNS and raw[j] not in CUE_WORDS
+    return (
+        plain and first.noun and first.at(stems, j) is None and first.at(stems, j + 1) is not None
+    )
 
 
 def _in_order(
@@ -217,3 +232,21 @@ def continued(
     if found is None or found.name == subject:
         return None
     return EventMention(i + found.end - 1, found.formula, found.name)
+
+
+def elided(
+    matcher: EventMatcher, toks: Sequence[str], i: int, said: Sequence[str]
+) -> EventMention | None:
+    """One predicate word at ``i`` after "and" / "but" that says a proposition ``said`` before
+    negated, its subject elided (the latest that fits): "the gate should be open whenever ...,
+    and closed whenever ..." -> ``!gate_open``; read as if "it" opened it. Only a contrast is
+    read: a word of the same family may say another thing ("quiet mode ... and inactive")."""
+    if i == 0 or toks[i - 1] not in ("and", "but") or i >= len(toks):
+        return None
+    try:
+        found = matcher.match(["it", toks[i]], 0, said)
+    except SpecError:
+        return None  # two fit: an elided subject is read only when one does
+    if found is None or not isinstance(found.formula, Not):
+        return None
+    return EventMention(i + 1, found.formula, found.name)

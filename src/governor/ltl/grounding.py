@@ -25,7 +25,7 @@ from typing import TypeVar
 from governor.ltl import event_words as ew
 from governor.ltl import lexicon as lx
 from governor.ltl.domain import Domain
-from governor.ltl.events import EventMatcher, continued
+from governor.ltl.events import EventMatcher, continued, elided
 from governor.ltl.household_phrases import action, state
 from governor.ltl.mentions import PropMatcher
 from governor.ltl.operators import Not
@@ -84,6 +84,8 @@ def lift(sentence: str, domain: Domain) -> Lifted:
         event = continued(events, toks, i, said[0]) if found is None and relative else None
         if event is not None:  # "every order that is placed | must be shipped": a condition
             _condition(out, marked, phrases[-1].placeholder)
+        if found is None and said and event is None:  # "..., and closed whenever ...": the
+            event = elided(events, toks, i, said)  # subject said before
         event = event or (events.match(toks, i, said) if found is None and bare else None)
         if event is not None:
             found = (event.end, event.formula)
@@ -104,15 +106,17 @@ def lift(sentence: str, domain: Domain) -> Lifted:
             i += 1
             continue
         end, formula = found
-        if event is not None and isinstance(formula, Not):  # "it does not open": the negation
-            formula = formula.arg  # said, before the proposition's placeholder
+        if event_like and isinstance(formula, Not):  # "it does not open", "the button is
+            formula = formula.arg  # not pressed": the negation said, before the placeholder
             out.append("not")
             marked.append("not")
         name = names.setdefault(formula, f"P{len(names) + 1}")
         words = toks[i:end]
         phrases.append(Phrase(" ".join(words), name, formula))
         out.append(shape.format(name))
-        obliged = re.search(r"\b(?:has|have|had) to\b", " ".join(words))  # "has to come"
+        obliged = re.search(  # "has to come", "is going to arrive"
+            r"\b(?:has|have|had) to\b|\b(?:is|are) going to\b", " ".join(words)
+        )
         if {"has", "have", "had"} & set(words) and not obliged:
             marked.append("have")
         if lx.MODALS & set(words) or obliged:

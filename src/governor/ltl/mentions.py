@@ -23,7 +23,7 @@ from governor.ltl.syntax import Formula
 _SKIP = (
     "the a an any some is are was were be been being gets get becomes become has have had must"
     " should will would can may to always still also stays remains keep keeps turns turn turned"
-    " goes went"
+    " goes went need needs too very"
 )
 SKIP = frozenset(_SKIP.split())
 """Words allowed between a proposition's words."""

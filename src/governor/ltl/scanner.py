@@ -51,7 +51,8 @@ class Scanner:
                         self.heads.setdefault(self.toks[i + n - 1], set()).add(found)
                     return found, i + n
         named = self.heads.get(self.at(i), set())
-        if len(named) == 1 and self.at(i) not in CUE_WORDS:  # "the milking parlour ... the parlour"
+        some = self.at(i - 1) in lx.INDEFINITE  # "a shop", "any shop": no particular one
+        if len(named) == 1 and self.at(i) not in CUE_WORDS and not some:  # "... the parlour"
             self.last = next(iter(named))
             return self.last, i + 1
         return None, i

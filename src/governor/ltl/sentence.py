@@ -71,6 +71,7 @@ def eventually(syms: list[str]) -> list[str]:
 _RESTATED = (
     (re.compile(r"\bNEXT (?:THEN|AFTER)(?= COMMA| STOP|$)"), "NEXT"),
     (re.compile(r"\bNEXT COMMA NEXT\b"), "NEXT"),
+    (re.compile(r"\b(P\d+) THEN COMMA NEXT(?= COMMA| STOP|$)"), r"\1 NEXT"),
     (re.compile(r"\b(P\d+) AND (?:BE )?\1 (?=WITHIN_\d+)"), r"\1 "),
     (re.compile(r"\b(P\d+) COMMA LEAVE (?:\1 )?(?=COMMA (?:AND )?THEN P\d+)"), r"\1 "),
 )
@@ -212,7 +213,8 @@ def permissions(syms: list[str]) -> tuple[list[str], bool]:
 
     A permission runs from the full stop or "but" before ``PERMIT`` (or from a comma just before
     it: "..., it is fine if ...") to the next full stop; it restricts nothing when it has no
-    negation, "only", count or "until"."""
+    negation, "only", count or "until". A sentence opening "you may" that names no place ("you
+    may pass through other places in between") permits too."""
     out: list[str] = []
     found = False
     for start, end in clauses_of(syms, ("STOP", "BUT")):
@@ -228,7 +230,8 @@ def permissions(syms: list[str]) -> tuple[list[str], bool]:
         plain = not {"NOT", "ONLY", "UNTIL"} & set(part) and not any(
             _COUNT.fullmatch(s) for s in part
         )
-        if "PERMIT" in part and plain:
+        named = any(_P.fullmatch(s) for s in part)  # "you may pass through other places": no
+        if ("PERMIT" in part or (part[:1] == ["CAN"] and not named)) and plain:  # place named
             found = True
             part = []
         if part or (out and out[-1] not in ("STOP", "BUT")):
