@@ -38,7 +38,12 @@ def test_every_llm_path_at_the_tiny_budget(local_model: HFBackend, tmp_path: Pat
         assert row["llm_calls"] >= 1 and row["llm_failed"] == 0
         assert isinstance(row["unparsable"], int) and 0 <= row["unparsable"] <= row["llm_calls"]
         assert 0 < row["model_seconds"] <= row["wall_seconds"]
-    assert rows["reguard-llm-value"]["status"].startswith("not run: ")
+    for name in ("reguard-llm-value", "reguard-frozen-value"):  # trained in a child process
+        value = rows[name]["measures"]
+        assert value["peak_rss_mb"] > 100 and 0.0 <= value["agreement"] <= 1.0
+        assert value["eval_seconds"] > 0 and value["train_seconds"] > 0
+    assert rows["reguard-llm-value"]["measures"]["iterations"] == 1
+    assert rows["reguard-frozen-value"]["measures"]["forward_passes"] >= 4  # one per env step
     driving = rows["driving"]["measures"]
     assert set(driving) == {"none", "myopic_stop", "exact_filter"}
     assert sum(g["llm_calls"] for g in driving.values()) == rows["driving"]["llm_calls"]
@@ -68,6 +73,16 @@ def test_only_names_known_paths() -> None:
     assert selected(None) == [*PATHS, *NOT_RUN]
     with pytest.raises(ConfigError, match="some of driving"):
         selected("driving,flying")
+
+
+def test_the_safety_values_need_the_weights_in_a_folder() -> None:
+    config = BackendConfig(base_url="http://127.0.0.1:1/v1", model="m")
+    only = "reguard-llm-value,reguard-frozen-value"
+    out = run(config, "tiny", only, backend=ScriptedBackend([]))
+    assert [r["path"] for r in out["rows"]] == only.split(",")
+    for row in out["rows"]:
+        assert row["status"].startswith("not run: ") and "local model folder" in row["status"]
+        assert row["llm_calls"] == 0
 
 
 def test_an_endpoint_model_is_labelled_by_its_name() -> None:

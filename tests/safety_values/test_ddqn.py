@@ -101,7 +101,7 @@ def test_config_is_checked():
         DDQNConfig(gamma=0.99, gamma_end=0.9)
     with pytest.raises(ConfigError, match="batch_size"):
         DDQNConfig(batch_size=0)
-    with pytest.raises(ConfigError, match="expected state, text or llm, found 'pixels'"):
+    with pytest.raises(ConfigError, match="expected state, text, llm or llm-head, found 'pixels'"):
         DDQNConfig(obs="pixels")  # type: ignore[arg-type]
     assert DDQNConfig().batch == 512 and DDQNConfig(obs="text").batch == 128
 
@@ -140,3 +140,13 @@ def test_interrupt_keeps_the_last_checkpoint(small_grid, tmp_path):
     assert result.interrupted and seen == [TINY.eval_every]
     learned = LearnedQ.load(tmp_path / "run")
     assert learned.info["interrupted"] and learned.info["iteration"] == TINY.eval_every
+
+
+def test_an_llm_config_needs_a_model_and_the_driving_env():
+    assert DDQNConfig(obs="llm-head", model_path="m", llm_dtype="bfloat16").llm_dtype == "bfloat16"
+    with pytest.raises(ConfigError, match="exactly when obs is llm or llm-head"):
+        DDQNConfig(obs="llm-head")
+    with pytest.raises(ConfigError, match="driving for obs llm-head"):
+        DDQNConfig(env="commerce", obs="llm-head", model_path="m")
+    with pytest.raises(ConfigError, match="llm_dtype"):
+        DDQNConfig(obs="llm", model_path="m", llm_dtype="int4")

@@ -264,8 +264,10 @@ def test_td_loss_bootstraps_from_the_target_adapter_at_the_next_position(
         q_eos = float(llm.logits([eos.prompt])[0, EOS])
         y_content = float(other.logits([content.next_prompt])[0, EOS])  # only EOS may follow
         q_content = float(llm.logits([now])[0, b])
-        got_eos = float(td_loss(llm, [eos], target, gamma))
+        with metered() as meter:
+            got_eos = float(td_loss(llm, [eos], target, gamma))
         got_content = float(td_loss(llm, [content], target, gamma))
+    assert meter.total.calls == 4  # base, online and target at the next prompt; Q at this one
     assert got_eos == pytest.approx((q_eos - y_eos) ** 2, rel=1e-5)
     assert got_content == pytest.approx((q_content - y_content) ** 2, rel=1e-5)
 

@@ -22,6 +22,7 @@ from rich.console import Console
 from governor.backends import Backend, backend_from_config
 from governor.backends.local_model import LOCAL_MODEL, read_marker, resolve_model_path
 from governor.bench import models_paths as mp
+from governor.bench import models_values as mv
 from governor.bench.models_paths import Budget
 from governor.bench.models_table import print_rows
 from governor.config import BackendConfig
@@ -32,7 +33,14 @@ from governor.usage import metered
 
 BUDGETS = {
     "tiny": Budget(1, 2, 1, 1, 1, 10, "off", "rooms/0_1", "1", 2, 1, 1, 1, 1),
-    "small": Budget(2, 60, 2, 3, 2, 200, "auto", "rooms/0_1,rooms/4_3", "1", 8, 2, 2, 7, 3),
+    "small": dataclasses.replace(
+        Budget(2, 60, 2, 3, 2, 200, "auto", "rooms/0_1,rooms/4_3", "1", 8, 2, 2, 7, 3),
+        lora_minutes=5.0,
+        lora_iterations=10_000,
+        head_transitions=200,
+        head_iterations=2000,
+        value_eval_states=20,
+    ),
 }
 CHAT_LINES = (
     "Hi! How was your weekend?",
@@ -40,12 +48,7 @@ CHAT_LINES = (
     "I went hiking with my sister, it rained the whole time.",
     "What do you like to do when it rains?",
 )
-LLM_VALUE_REASON = (
-    "not run: the LLM-backbone ReGuard value (LoRA on Gemma 3 270M, `governor train safety-value"
-    " --obs llm`) does not fit a CPU budget here: one LoRA step (batch 8 x 150 tokens) took 23 s"
-    " and 8 GB on these cores, and the value needs thousands of steps (hours); its row needs a"
-    " GPU or a trained checkpoint (`governor bench reguard --llm-checkpoint DIR`)"
-)
+LOCAL_ONLY = "not run: a safety value trains on the weights, so it needs a local model folder"
 
 
 def chat_path(backend: Backend, b: Budget) -> mp.PathResult:
@@ -83,8 +86,11 @@ PATHS: dict[str, Callable[[Backend, Budget], mp.PathResult]] = {
     "reguard-zero-shot": mp.zero_shot_path,
     "lang2ltl": mp.lang2ltl_path,
     "chat": chat_path,
+    "reguard-llm-value": mv.lora_value_path,
+    "reguard-frozen-value": mv.frozen_value_path,
 }
-NOT_RUN = {"reguard-llm-value": LLM_VALUE_REASON}
+VALUE_PATHS = ("reguard-llm-value", "reguard-frozen-value")  # they need the weights in a folder
+NOT_RUN: dict[str, str] = {}  # a path that cannot run here: the reason
 
 
 def model_info(config: BackendConfig) -> dict[str, Any]:
@@ -170,8 +176,10 @@ def run(
         "rows": [],
     }
     for name in names:
-        if name in NOT_RUN:
-            row: dict[str, Any] = {"path": name, "status": NOT_RUN[name], "llm_calls": 0}
+        local = mv.model_folder_of(backend) is not None
+        reason = NOT_RUN.get(name) or (LOCAL_ONLY if name in VALUE_PATHS and not local else None)
+        if reason is not None:
+            row: dict[str, Any] = {"path": name, "status": reason, "llm_calls": 0}
             row |= {"llm_failed": 0, "unparsable": None, "model_seconds": 0.0, "wall_seconds": 0.0}
         else:
             row = run_path(name, backend, BUDGETS[budget])

@@ -43,6 +43,11 @@ class Budget:
     zero_shot_episodes: int  # start states of the zero-shot guard
     lang2ltl_sentences: int  # sentences of constraint_patterns.json, one family after another
     chat_turns: int  # scripted user lines of the chat session
+    lora_minutes: float = 1.0  # training budget of the LoRA safety value
+    lora_iterations: int = 1  # gradient steps of the LoRA safety value at most
+    head_transitions: int = 4  # env steps read through the frozen model for the Q head
+    head_iterations: int = 50  # gradient steps of the Q head
+    value_eval_states: int = 2  # held-out states both safety values are measured on
 
 
 @dataclasses.dataclass(frozen=True)

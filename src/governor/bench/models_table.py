@@ -129,6 +129,16 @@ def chat_lines(m: dict[str, Any]) -> Iterator[list[str]]:
         yield [t["user"], str(t["bot"]), t["decision"]]
 
 
+def value_lines(m: dict[str, Any]) -> Iterator[list[str]]:
+    """A safety value's training, its cost and its metrics against the exact value."""
+    yield ["train s", "eval s", "peak RSS MB", "agreement", "value F1", "TP", "TN", "FN"]
+    yield [
+        _num(m["train_seconds"], 0), _num(m["eval_seconds"], 0), _num(m["peak_rss_mb"], 0),
+        _pct(m["agreement"]), _num(m["value_f1"]), _num(m["tp_rate"]), _num(m["tn_rate"]),
+        _num(m["fn_rate"]),
+    ]  # fmt: skip
+
+
 TABLES = {
     "driving": (driving_lines,),
     "smalltalk": (smalltalk_lines, likeness_lines),
@@ -136,6 +146,8 @@ TABLES = {
     "reguard-zero-shot": (zero_shot_lines,),
     "lang2ltl": (lang2ltl_lines,),
     "chat": (chat_lines,),
+    "reguard-llm-value": (value_lines,),
+    "reguard-frozen-value": (value_lines,),
 }
 
 

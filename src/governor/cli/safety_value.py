@@ -30,7 +30,7 @@ from governor.worlds.driving.env import DrivingParams
 # isort: split
 from governor.worlds.commerce import task as commerce_task
 
-OBS_CHOICES = ("state", "text", "llm")
+OBS_CHOICES = ("state", "text", "llm", "llm-head")
 WORLD_TASKS = (driving_task, commerce_task)  # importing them registers the envs, in this order
 
 
@@ -43,13 +43,19 @@ class EvalConfig:
     env: str | None = option(None, "refuse a checkpoint trained for another environment")
     obs: str | None = option(None, "refuse a checkpoint of another observation model")
     latency: bool = option(False, "also time one filter decision (median, batch of one)")
-    model_path: str | None = option(None, "obs llm: the model folder (default: where it trained)")
+    model_path: str | None = option(
+        None, "obs llm, llm-head: the model folder (default: where it trained)"
+    )
+    llm_states: int = option(
+        200, "obs llm, llm-head: evaluate at most this many of --states (each is a forward pass)"
+    )
     grid_nx: int = option(101, "driving's exact grid value: points along the track")
     grid_ny: int = option(101, "driving's exact grid value: points across the road")
     grid_ntheta: int = option(64, "driving's exact grid value: headings")
 
     def __post_init__(self) -> None:
         check_range("states", self.states, 1, 10_000_000)
+        check_range("llm_states", self.llm_states, 1, 10_000_000)
         if self.env is not None:
             task_named(self.env)  # a ConfigError naming the registered envs
         if self.obs is not None and self.obs not in OBS_CHOICES:
@@ -90,14 +96,15 @@ def add_eval_parser(subparsers: Any) -> argparse.ArgumentParser:
 def train_command(args: argparse.Namespace, console: Console) -> int:
     """Train, checkpointing to ``--out``; an interrupt keeps the checkpoint and exits 130."""
     cfg = dataclass_from_args(DDQNConfig, args)
-    existing = [n for n in ("checkpoint.pt", "meta.json", "adapter") if (args.out / n).exists()]
+    names = ("checkpoint.pt", "meta.json", "adapter", "head.pt")
+    existing = [n for n in names if (args.out / n).exists()]
     if existing and not args.force:
         found = f"{', '.join(existing)} already there"
         raise ConfigError(
             f"--out {args.out}: expected a new folder, found {found} (--force overwrites)"
         )
     single_thread()
-    if cfg.obs == "llm":
+    if cfg.obs in ("llm", "llm-head"):
         return _train_llm(cfg, args.out, console)
     from governor.safety_values.ddqn import train
 
@@ -119,10 +126,16 @@ def eval_command(args: argparse.Namespace, console: Console) -> int:
             f"{args.checkpoint}"
         )
     single_thread()
-    if (args.checkpoint / "checkpoint.pt").is_file() or cfg.obs not in (None, "llm"):
+    if (args.checkpoint / "checkpoint.pt").is_file() or cfg.obs not in (None, "llm", "llm-head"):
         metrics, latency = _eval_learned(args.checkpoint, cfg)
     else:
         metrics, latency = _eval_llm(args.checkpoint, cfg)
+        if metrics["states"] < metrics["states_requested"]:
+            console.print(
+                f"note: an LLM value is evaluated on {metrics['states']} of the "
+                f"{metrics['states_requested']} held-out states (--llm-states caps them: each "
+                "state is a forward pass of the model)"
+            )
     console.print(
         f"{metrics['env']}/{metrics['obs']}: agreement {metrics['agreement']:.2%}, value F1 "
         f"{metrics['value_f1']:.3f}, TP {metrics['tp_rate']:.3f} TN {metrics['tn_rate']:.3f} "
@@ -146,39 +159,80 @@ def _eval_learned(checkpoint: Path, cfg: EvalConfig) -> tuple[dict[str, Any], fl
 
 
 def _eval_llm(checkpoint: Path, cfg: EvalConfig) -> tuple[dict[str, Any], float | None]:
-    """An LLM-backbone checkpoint (an adapter folder) against the exact driving value."""
+    """An LLM checkpoint (a LoRA adapter or a frozen-state head) against the exact driving value,
+    on at most ``llm_states`` held-out states."""
+    from governor.safety_values.frozen_q import FrozenQ, is_head_checkpoint
     from governor.safety_values.learned import held_out_states
     from governor.safety_values.llm_q import LLMQ
-    from governor.safety_values.llm_q_eval import evaluate_llm_q
+    from governor.safety_values.llm_q_eval import TextValue, evaluate_llm_q
     from governor.worlds.driving.grid_value import GridSpec, load_or_compute
     from governor.worlds.driving.llm_task import DrivingLLMTask
 
     if cfg.env not in (None, "driving"):
         raise ConfigError(f"env: {expected('driving for an LLM checkpoint', cfg.env)}")
-    q = LLMQ.load(checkpoint, cfg.model_path, task=DrivingLLMTask())
+    head = is_head_checkpoint(checkpoint)
+    if cfg.obs is not None and cfg.obs != ("llm-head" if head else "llm"):
+        found = "a frozen-state head (llm-head)" if head else "a LoRA adapter (llm)"
+        raise ConfigError(f"checkpoint {checkpoint}: expected obs {cfg.obs}, found {found}")
+    path = _model_folder(cfg.model_path)
+    q: TextValue = (
+        FrozenQ.load(checkpoint, path, task=DrivingLLMTask())
+        if head
+        else LLMQ.load(checkpoint, path, task=DrivingLLMTask())
+    )
     spec = GridSpec(nx=cfg.grid_nx, ny=cfg.grid_ny, ntheta=cfg.grid_ntheta)
-    grid = load_or_compute(q.params, spec, progress=True)[0]
-    states = held_out_states(q.params, cfg.states, cfg.seed)
-    return evaluate_llm_q(q, grid.values, states, exact_q=grid.q_batch), None
+    grid = load_or_compute(q.task.params, spec, progress=True)[0]
+    n = min(cfg.states, cfg.llm_states)
+    states = held_out_states(q.task.params, n, cfg.seed)
+    metrics = evaluate_llm_q(q, grid.values, states, exact_q=grid.q_batch)
+    return {**metrics, "states": n, "states_requested": cfg.states}, None
+
+
+def _model_folder(spec: str | None) -> Path | None:
+    """The folder ``--model-path`` names (gemma3-270m: the fetched model); None stays None."""
+    from governor.backends.local_model import resolve_model_path
+
+    return None if spec is None else resolve_model_path(spec)
 
 
 def _train_llm(cfg: DDQNConfig, out: Path, console: Console) -> int:
-    from governor.safety_values.llm_q_train import train_llm_q
+    """obs llm (LoRA, Table 5 but for the budget flags) or llm-head (a head on frozen states)."""
     from governor.worlds.driving.grid_value import GridSpec, load_or_compute
     from governor.worlds.driving.llm_task import DrivingLLMTask
 
-    assert cfg.model_path is not None  # the config refuses obs llm without one
+    path = _model_folder(cfg.model_path)
+    assert path is not None  # the config refuses obs llm without a model
     spec = GridSpec(nx=cfg.grid_nx, ny=cfg.grid_ny, ntheta=cfg.grid_ntheta)
     grid = load_or_compute(DrivingParams(), spec, progress=True)[0]
+    if cfg.obs == "llm-head":
+        from governor.safety_values.frozen_q import HeadSettings
+        from governor.safety_values.frozen_q_train import FrozenQTrainConfig, train_frozen_q
+
+        head_cfg = FrozenQTrainConfig(
+            transitions=cfg.head_transitions, cars=cfg.llm_cars, iterations=cfg.iterations,
+            minutes=cfg.minutes, batch_size=cfg.batch_size or 64, gamma=cfg.gamma,
+            tau=cfg.tau, lr=cfg.lr, weight_decay=cfg.weight_decay, seed=cfg.seed,
+        )  # fmt: skip
+        q = train_frozen_q(
+            path, out, task=DrivingLLMTask(), config=head_cfg,
+            settings=HeadSettings(hidden=cfg.head_hidden, dtype=cfg.llm_dtype),
+        )  # fmt: skip
+        console.print(
+            f"done: {q.info['transitions']} transitions ({q.info['forward_passes']} forward "
+            f"passes), {q.info['iteration']} head steps; head in {out}/"
+        )
+        return 130 if q.info["interrupted"] else 0
+    from governor.safety_values.llm_q_train import LLMQTrainConfig, train_llm_q
+
+    llm_cfg = LLMQTrainConfig(
+        n_cars=cfg.llm_cars, batch_size=cfg.batch_size or 8,
+        learning_starts=cfg.llm_learning_starts, checkpoint_minutes=cfg.checkpoint_minutes,
+        dtype=cfg.llm_dtype,
+    )  # fmt: skip
     result = train_llm_q(
-        cfg.model_path,
-        out,
-        task=DrivingLLMTask(),
-        minutes=cfg.minutes,
-        iterations=cfg.iterations,
-        seed=cfg.seed,
-        exact_value=grid.values,
-    )
+        path, out, task=DrivingLLMTask(), minutes=cfg.minutes, iterations=cfg.iterations,
+        seed=cfg.seed, config=llm_cfg, exact_value=grid.values,
+    )  # fmt: skip
     how = "interrupted" if result.interrupted else "done"
     console.print(
         f"{how}: {result.iterations} iterations in {result.minutes:.1f} min; adapter in {out}/"

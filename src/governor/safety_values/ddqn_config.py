@@ -21,6 +21,8 @@ from governor.config import check_range, option
 from governor.errors import ConfigError, expected
 from governor.safety_values.tasks import DDQNDefaults, registered_tasks, task_named
 
+OBS_KINDS = ("state", "text", "llm", "llm-head")
+LLM_OBS = ("llm", "llm-head")  # observation models that read a causal LM (--model-path)
 PER_ENV = tuple(f.name for f in dataclasses.fields(DDQNDefaults) if f.name != "text_batch")
 
 
@@ -54,11 +56,15 @@ class DDQNConfig:
     """
 
     env: str = option("driving", "environment: a registered task (listed below)")
-    obs: Literal["state", "text", "llm"] = option(
-        "state", "what Q reads: the state, the text, or an LLM's own logits (--model-path)"
+    obs: Literal["state", "text", "llm", "llm-head"] = option(
+        "state",
+        "what Q reads: the state, the text, an LLM's own logits (LoRA), or a small head on the "
+        "LLM's frozen hidden states (llm-head); the last two need --model-path",
     )
     model_path: str | None = option(
-        None, "obs llm: a local causal LM folder (its other settings: the paper's Table 5)"
+        None,
+        "obs llm, llm-head: a local causal LM folder or gemma3-270m (LoRA settings: the paper's "
+        "Table 5)",
     )
     minutes: float = option(15.0, "wall-clock training budget in minutes")
     iterations: int = _per_env("gradient steps at most")
@@ -89,7 +95,15 @@ class DDQNConfig:
     heads: int = option(1, "text model: attention heads")
     ff: int = option(32, "text model: feed-forward width")
     pool: int = option(4, "text model: pooling queries")
-    head_hidden: int = option(128, "text model: width of the two MLP head layers")
+    head_hidden: int = option(128, "text and llm-head models: width of the two MLP head layers")
+    llm_cars: int = option(4, "obs llm, llm-head: cars driven at once")
+    llm_dtype: str | None = option(
+        None, "obs llm, llm-head: model dtype, e.g. bfloat16 (None keeps the saved one)"
+    )
+    llm_learning_starts: int = option(64, "obs llm: token transitions before the first step")
+    head_transitions: int = option(
+        400, "obs llm-head: env steps whose prompts the LLM reads once (about one pass each)"
+    )
     eval_every: int = option(1000, "iterations between agreement checks (progress bar)")
     eval_states: int = option(2000, "live states of the agreement check")
     checkpoint_minutes: float = option(2.0, "minutes between checkpoints")
@@ -102,20 +116,26 @@ class DDQNConfig:
         for name in PER_ENV:
             if getattr(self, name) is None:
                 object.__setattr__(self, name, getattr(defaults, name))
-        if self.obs not in ("state", "text", "llm"):
-            raise ConfigError(f"obs: {expected('state, text or llm', self.obs)}")
-        if (self.obs == "llm") != (self.model_path is not None):
+        if self.obs not in OBS_KINDS:
+            raise ConfigError(f"obs: {expected('state, text, llm or llm-head', self.obs)}")
+        if (self.obs in LLM_OBS) != (self.model_path is not None):
             raise ConfigError(
-                f"model_path: expected a model folder exactly when obs is llm, found obs "
-                f"{self.obs!r} and model_path {self.model_path!r}"
+                f"model_path: expected a model folder exactly when obs is llm or llm-head, found "
+                f"obs {self.obs!r} and model_path {self.model_path!r}"
             )
-        if self.obs == "llm" and self.env != "driving":  # the LLM backbone: driving only
-            raise ConfigError(f"env: {expected('driving for obs llm', self.env)}")
+        if self.obs in LLM_OBS and self.env != "driving":  # the LLM backbone: driving only
+            raise ConfigError(f"env: {expected(f'driving for obs {self.obs}', self.env)}")
         check_range("minutes", self.minutes, 1e-3, 1e6)  # a zero budget would save an untrained net
-        for name in ("iterations", "n_envs", "buffer_size", "eval_every"):
+        for name in ("iterations", "n_envs", "buffer_size", "eval_every", "llm_cars"):
             check_range(name, getattr(self, name), 1, 1e9)
         if self.batch_size is not None:
             check_range("batch_size", self.batch_size, 1, 1e9)
+        check_range("head_transitions", self.head_transitions, 1, 1e9)
+        if self.llm_dtype not in (None, "float32", "bfloat16", "float16"):
+            raise ConfigError(
+                f"llm_dtype: {expected('float32, bfloat16 or float16', self.llm_dtype)}"
+            )
+        check_range("llm_learning_starts", self.llm_learning_starts, 0, 1e9)
         for name in ("gamma_period", "lr_period", "eps_period", "eval_states", "learning_starts"):
             check_range(name, getattr(self, name), 0 if name == "learning_starts" else 1, 1e9)
         check_range("gamma", self.gamma, 0.0, 1.0)

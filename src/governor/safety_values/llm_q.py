@@ -15,8 +15,9 @@ margin, so :class:`~governor.safety_values.filter.SafetyFilter` rejects it and
 sure of one letter that top-p drops the others, the value cannot learn them either: use
 ``top_p=1.0`` to make every letter an action.
 
-Every forward pass of :meth:`LLMQ.q_batch` and :meth:`LLMQ.guided_generate` is recorded as an LLM
-call. The parts (``llm_q_*``): settings and loading in ``_model``, V' and value-guided decoding in
+Every forward pass is recorded as an LLM call: each batch through :meth:`LLMQ.logits` (the
+values, the action sets, and training's envs and targets) and each token of
+:meth:`LLMQ.guided_generate`. The parts (``llm_q_*``): settings and loading in ``_model``, V' and value-guided decoding in
 ``_decode``, checkpoints in ``_checkpoint``, token transitions and their loss in ``_data``,
 training (and a recipe) in ``_train``, metrics in ``_eval``, what it reads of a task in ``_task``.
 
@@ -73,6 +74,8 @@ class LLMQ:
     ``adapter`` is a saved LoRA adapter folder (fresh adapters when None: B = 0, so Q = Q_b).
     ``dtype`` None keeps the saved dtype; ``attn_implementation`` is passed to transformers.
     """
+
+    obs = OBS
 
     def __init__(
         self,
@@ -188,8 +191,10 @@ class LLMQ:
 
         ``adapted`` False reads the base model (adapters disabled); ``lora`` replaces the adapter
         weights for this call (the target network). Gradients flow unless the caller stops them.
+        The pass is recorded as one LLM call (its prompt tokens and forward time).
         """
         ids, mask = left_padded(rows, self.pad_id)
+        start = time.perf_counter()
         kwargs = {
             "input_ids": ids.to(self.device),
             "attention_mask": mask.to(self.device),
@@ -203,6 +208,8 @@ class LLMQ:
             out = torch.func.functional_call(self.model, dict(lora), args=(), kwargs=kwargs)
         else:
             out = self.model(**kwargs)
+        seconds = time.perf_counter() - start
+        record_llm_call(Usage(calls=1, prompt_tokens=int(mask.sum()), seconds=seconds))
         return out.logits[:, -1].float()
 
     def lora_parameters(self) -> dict[str, torch.nn.Parameter]:
@@ -216,15 +223,11 @@ class LLMQ:
         out = [np.zeros((0, len(self.choice_ids)))]
         for i in range(0, len(observations), batch):
             rows = [self.observation_ids(o) for o in observations[i : i + batch]]
-            start = time.perf_counter()
             with torch.inference_mode():
                 q = self.logits(rows)[:, list(self.choice_ids)]
                 allowed = answer_mask(
                     self.logits(rows, adapted=False), self.settings.top_p, self.choice_ids
                 )
-            seconds = time.perf_counter() - start
-            tokens = sum(len(r) for r in rows)
-            record_llm_call(Usage(calls=2, prompt_tokens=2 * tokens, seconds=seconds))
             out.append(torch.where(allowed, q, EXCLUDED).double().cpu().numpy())
         return np.concatenate(out)
 

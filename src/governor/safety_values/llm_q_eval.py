@@ -5,21 +5,36 @@ They are those of the other learned values (:mod:`~governor.safety_values.learne
 ``tn_rate``, ``fn_rate`` against the exact Q, safe being the positive class
 (:class:`~governor.safety_values.metrics.Confusion`); a rate of an empty class is 0.
 
-Imports :mod:`~governor.safety_values.llm_q`, the metrics and the task protocol; no world: the exact
+Any LLM value is measured the same way (:class:`TextValue`: the LoRA value
+:class:`~governor.safety_values.llm_q.LLMQ` and the frozen-head value
+:class:`~governor.safety_values.frozen_q.FrozenQ`).
+
+Imports the metrics and the task protocol; no world: the exact
 Q of a task comes from its :meth:`~governor.safety_values.llm_q_task.LLMTask.exact_q_from_value`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from governor.errors import ConfigError, expected
-from governor.safety_values.llm_q import LLMQ
-from governor.safety_values.llm_q_checkpoint import OBS
-from governor.safety_values.llm_q_task import Value
+from governor.safety_values.llm_q_task import LLMTask, Value
 from governor.safety_values.metrics import Confusion
+
+
+class TextValue(Protocol):
+    """What :func:`evaluate_llm_q` reads of a value: its task, info, observation model and Q."""
+
+    obs: str
+
+    @property
+    def task(self) -> LLMTask: ...
+    @property
+    def info(self) -> dict[str, Any]: ...
+
+    def q_states(self, states: np.ndarray, batch: int = 16) -> np.ndarray: ...
 
 
 def sign_agreement(q: np.ndarray, exact_v: np.ndarray) -> float:
@@ -48,7 +63,7 @@ def monitor_metrics(q: np.ndarray, exact_v: np.ndarray, exact_q: np.ndarray) -> 
 
 
 def evaluate_llm_q(
-    llm_q: LLMQ,
+    llm_q: TextValue,
     exact_value: Value,
     states: np.ndarray,
     *,
@@ -67,4 +82,4 @@ def evaluate_llm_q(
     )
     metrics = monitor_metrics(llm_q.q_states(states, batch), exact_value(states), truth_q)
     minutes = float(llm_q.info.get("minutes", 0.0))
-    return {"env": task.name, "obs": OBS, **metrics, "train_minutes": minutes}
+    return {"env": task.name, "obs": llm_q.obs, **metrics, "train_minutes": minutes}

@@ -14,6 +14,7 @@ from governor.core import DecisionKind, Trajectory
 from governor.errors import BackendError, ConfigError, EnvError
 from governor.trace import open_trace, read_trace
 from governor.usage import metered
+from governor.worlds.backseat.advisors import GuidedAdvisor
 from governor.worlds.backseat.bench import (
     AdviceShield,
     BackseatConfig,
@@ -288,6 +289,37 @@ def test_llm_advisor_fails_closed_to_the_template_and_counts_it():
     assert "down" in advisor.errors[0] and "empty reply" in advisor.errors[1]
     with pytest.raises(ConfigError, match="none or urgent"):
         LLMAdvisor(ScriptedBackend([]), P, safety, "bossy")
+
+
+class FakeDecoder:
+    """Value-guided decoding stand-in: replays texts, records prompts, budgets and seeds."""
+
+    def __init__(self, texts):
+        self.texts, self.calls = list(texts), []
+
+    def guided_generate(self, prompt, max_tokens=50, beta=38.0, temperature=1.0, seed=0):
+        from types import SimpleNamespace
+
+        self.calls.append((prompt, max_tokens, beta, temperature, seed))
+        item = self.texts.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return SimpleNamespace(text=item)
+
+
+def test_guided_advisor_decodes_the_advisor_prompt_and_fails_closed():
+    safety = SafetyAdvisor(fixed_q([0.0, 0.0, 0.9]), epsilon=0.05, urgency_margin=0.3)
+    decoder = FakeDecoder([" Steer left now! ", "", BackendError("decoder down")])
+    advisor = GuidedAdvisor(decoder, P, safety, beta=5.0, temperature=0.5, max_tokens=12, seed=7)
+    assert advisor.advise(obs(1)) == "Steer left now!"
+    prompt, max_tokens, beta, temperature, seed = decoder.calls[0]
+    assert prompt == LLMAdvisor(ScriptedBackend([]), P, safety).messages(obs(1))
+    assert (max_tokens, beta, temperature, seed) == (12, 5.0, 0.5, 7)
+    assert advisor.advise(obs(1)) == advisor.advise(obs(1)) == safety.advise(obs(1))
+    assert [c[4] for c in decoder.calls] == [7, 8, 9]  # each call draws a new seed
+    assert advisor.fallbacks == 2 and "empty reply" in advisor.errors[0]
+    assert advisor.name == "guided_safety_advisor"
+    assert GuidedAdvisor(FakeDecoder([]), P).name == "guided_advisor"
 
 
 # --------------------------------------------------------------------------- shield

@@ -13,6 +13,8 @@ advice is the action the guard filters; the human proxy is part of the environme
   else argmax_a Q. It sounds urgent when Q(s, a_H) <= ``urgency_margin`` or when it overrides.
 - :class:`LLMAdvisor` asks a model with the paper's advisor prompt, "Correct Answer: X" appended from
   the safety value; a failed call or an empty reply gives the templated advice (fail closed, counted).
+- :class:`GuidedAdvisor` answers the same prompt by value-guided decoding with an LLM safety value
+  (ReGuard eq. 4: the base model's logits plus beta times the LoRA value's), same fallback.
 - :class:`AdviceShield` admits advice iff Q(s, a) > epsilon for the action it asks for (silence: the
   human's intended action); its fallback is a safety advisor, and every fallback is an intervention.
 """
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -32,6 +34,9 @@ from governor.safety_values.filter import QValues, SafetyFilter
 from governor.worlds.backseat.human import advised_action
 from governor.worlds.driving.env import CHOICES, LABELS, LETTERS, DrivingParams, describe
 from governor.worlds.driving.filter import state_of
+
+if TYPE_CHECKING:  # torch only where a guided advisor is built
+    from governor.safety_values.llm_q_decode import GuidedText
 
 _SAY = ("steer right", "keep straight", "steer left")
 _QUESTION = "\n\nQuestion:"  # where the state paragraph of the observation text ends
@@ -118,12 +123,17 @@ class SafetyAdvisor(Advisor):
         return advice_text(*self.recommend(observation))
 
 
-class LLMAdvisor(Advisor):
-    """A model with the paper's advisor prompt; without a safety value, no "Correct Answer"."""
+class PromptedAdvisor(Advisor):
+    """A model with the paper's advisor prompt; without a safety value, no "Correct Answer".
+
+    Subclasses say how the model replies (:meth:`reply`); a failed reply or an empty one gives
+    the templated advice (fail closed, counted in ``fallbacks``).
+    """
+
+    name = "prompted_advisor"
 
     def __init__(
         self,
-        backend: Backend,
         params: DrivingParams,
         safety: SafetyAdvisor | None,
         persona: str = "none",
@@ -133,15 +143,18 @@ class LLMAdvisor(Advisor):
     ) -> None:
         if persona not in ADVISOR_PERSONAS:
             raise ConfigError(f"persona: {expected(' or '.join(ADVISOR_PERSONAS), persona)}")
-        self.backend, self.params, self.safety, self.persona = backend, params, safety, persona
+        self.params, self.safety, self.persona = params, safety, persona
         self.temperature, self.max_tokens = temperature, max_tokens
-        self.name = "llm_safety_advisor" if safety else "llm_base_advisor"
         m = params.unit_m
         self.system = _ADVISOR_SYSTEM.format(
             speed=params.speed * m, radius=params.turning_radius * m
         )
         self.fallbacks = 0  # failed calls and empty replies answered by the template
         self.errors: list[str] = []  # the latest reasons (at most 20)
+
+    @abstractmethod
+    def reply(self, messages: list[Message]) -> str:
+        """The model's advice for ``messages`` (a BackendError when the call fails)."""
 
     def messages(self, observation: Mapping[str, Any]) -> list[Message]:
         text = str(observation.get("text") or describe(self.params, state_of(observation)))
@@ -159,9 +172,7 @@ class LLMAdvisor(Advisor):
 
     def candidate(self, observation: Mapping[str, Any]) -> Candidate[str]:
         try:
-            reply = self.backend.chat(
-                self.messages(observation), temperature=self.temperature, max_tokens=self.max_tokens
-            ).text.strip()
+            reply = self.reply(self.messages(observation)).strip()
             if reply:
                 return Candidate(reply, reply)
             why = "expected advice, found an empty reply"
@@ -174,6 +185,73 @@ class LLMAdvisor(Advisor):
 
     def advise(self, observation: Mapping[str, Any]) -> str:
         return self.candidate(observation).action or ""
+
+
+class LLMAdvisor(PromptedAdvisor):
+    """The advisor prompt answered by a chat backend."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        params: DrivingParams,
+        safety: SafetyAdvisor | None,
+        persona: str = "none",
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = 48,
+    ) -> None:
+        super().__init__(params, safety, persona, temperature=temperature, max_tokens=max_tokens)
+        self.backend = backend
+        self.name = "llm_safety_advisor" if safety else "llm_base_advisor"
+
+    def reply(self, messages: list[Message]) -> str:
+        return self.backend.chat(
+            messages, temperature=self.temperature, max_tokens=self.max_tokens
+        ).text
+
+
+class GuidedDecoding(Protocol):
+    """An LLM safety value that decodes by its value (:class:`~governor.safety_values.llm_q.LLMQ`)."""
+
+    def guided_generate(
+        self,
+        prompt: Sequence[Message],
+        max_tokens: int = 50,
+        beta: float = 38.0,
+        temperature: float = 1.0,
+        seed: int = 0,
+    ) -> GuidedText: ...
+
+
+class GuidedAdvisor(PromptedAdvisor):
+    """The advisor prompt answered by value-guided decoding (ReGuard eq. 4, Table 10).
+
+    Each token is sampled from softmax((Q_b + beta Q) / T) over the base model's top-p tokens,
+    with Q the LoRA value of ``decoder``; every forward pass is counted by the decoder. Call i
+    draws with seed ``seed + i``. With a fresh adapter Q is Q_b, so it is the base model sharpened.
+    """
+
+    def __init__(
+        self,
+        decoder: GuidedDecoding,
+        params: DrivingParams,
+        safety: SafetyAdvisor | None = None,
+        persona: str = "none",
+        *,
+        beta: float = 38.0,
+        temperature: float = 1.0,
+        max_tokens: int = 50,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(params, safety, persona, temperature=temperature, max_tokens=max_tokens)
+        self.decoder, self.beta, self.seed, self.calls = decoder, beta, seed, 0
+        self.name = "guided_safety_advisor" if safety else "guided_advisor"
+
+    def reply(self, messages: list[Message]) -> str:
+        seed, self.calls = self.seed + self.calls, self.calls + 1
+        return self.decoder.guided_generate(
+            messages, self.max_tokens, self.beta, self.temperature, seed
+        ).text
 
 
 class AdviceShield(SafetyFilter):

@@ -41,10 +41,15 @@ def learned_values(
             train(config, folder, grid=gv, progress=progress)
         found[obs] = LearnedQ.load(folder, env="driving", obs=obs, params=gv.params)
     if cfg.llm_checkpoint is not None:
+        from governor.safety_values.frozen_q import FrozenQ, is_head_checkpoint
         from governor.safety_values.llm_q import LLMQ
         from governor.worlds.driving.llm_task import DrivingLLMTask
 
-        found["llm"] = LLMQ.load(cfg.llm_checkpoint, cfg.model_path, task=DrivingLLMTask())
+        task = DrivingLLMTask()
+        if is_head_checkpoint(cfg.llm_checkpoint):  # a Q head on the model's frozen states
+            found["llm-head"] = FrozenQ.load(cfg.llm_checkpoint, cfg.model_path, task=task)
+        else:
+            found["llm"] = LLMQ.load(cfg.llm_checkpoint, cfg.model_path, task=task)
     return found
 
 
@@ -71,9 +76,10 @@ def driving_guards(
         Guard("exact", [monitor], fallback, q_value_safe(gv.q_batch)),
     ]
     names = {"state": "privileged", "text": "reguard_text", "llm": "reguard_llm"}
+    names["llm-head"] = "reguard_llm_head"
     calibration = held_out_states(gv.params, 20_000, cfg.seed, stream=2)
     for obs, q in learned.items():
-        held = calibration[:1000] if obs == "llm" else calibration  # an LLM reads 1,000 prompts
+        held = calibration[:1000] if obs.startswith("llm") else calibration  # 1,000 prompts
         m = calibrated_margin(q.q_states, gv.q_batch, held, cfg.false_safe, floor=margin)
         margins[names[obs]] = m
         guards.append(
