@@ -77,6 +77,8 @@ def rejected_by(overlays: list[Overlay], context: tuple[Turn, ...], reply: str) 
         ("It was really fun, it was a good time. audiencia", "stray_tail", "stray word"),
         ("Well, I like Miranda Lambert. mendatang", "stray_tail", "stray word"),
         ("I would say Miranda Lambert. Kemudian", "stray_tail", "stray word"),
+        ("I noticed the newspaper was out of print. bloodstream", "stray_tail", "stray word"),
+        ("Well, that's like what I'm used to in the big cities.yaml", "markup", "markup"),
         (
             "Do you remember that? 5.04.14ArgumentParser ArgumentParserArgumentParser",
             "non_words",
@@ -106,6 +108,9 @@ def test_degenerate_replies_are_rejected_and_named(
         "We grew up in the 1990s, and I got my iPhone on the 4th at 5pm.",
         "I sell old PowerPoint decks on eBay and chat on WhatsApp.",
         "Exactly. lol",
+        "We watched The Sixth Sense. Shyamalan",
+        "That was great. haha!",
+        "I have a turtle. His name is Shelly.",
         "Haha. Anyway, how was yours?",
     ],
 )

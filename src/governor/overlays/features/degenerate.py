@@ -18,15 +18,19 @@ Six features, each 0 for ordinary human replies (calibrated on the human corpora
   one, a word that mixes scripts ("süreç查model") counting as outside (Han, kana and Hangul are one
   family: Japanese mixes them);
 - ``markup``: HTML/XML tags, code fences, Markdown headings, emphasis and links, a transcript's
-  speaker tag opening a line ("A: ...", "User: ..."), and code identifiers glued into words
+  speaker tag opening a line ("A: ...", "User: ..."), code identifiers glued into words
   ("audienciasetInput": a lower-case run of four letters or more, then a capital, which names
-  such as "iPhone", "eBay" or "PowerPoint" do not have);
+  such as "iPhone", "eBay" or "PowerPoint" do not have) and file names with a code or data
+  extension glued to a word ("the big cities.yaml");
 - ``echo``: the share of the reply's words inside a word 4-gram of the user's last turn (a
   verbatim echo of the question is 1);
-- ``stray_tail``: 1 when the reply ends, after its last full sentence, in a fragment of at most
-  :data:`TAIL_WORDS` words with a word that is rare in the conversation's language
-  (Zipf frequency under :data:`RARE`: "... a good time. audiencia", a base model's drift into
-  another language), else 0 (people end with "lol", "haha", "anyway", which are common).
+- ``stray_tail``: 1 when the reply ends, after its last full sentence, in an unpunctuated
+  fragment of at most :data:`TAIL_WORDS` words with a lower-case word that is not common in the
+  conversation's language (Zipf frequency under :data:`RARE`: "... a good time. audiencia", a
+  base model's drift into another language, or "... out of print. bloodstream", a word from
+  nowhere) or a capitalised one the language does not know (under :data:`UNKNOWN`:
+  "... Lambert. Kemudian"), else 0 (people end with "lol", "haha", "anyway", which are common,
+  with names, which are capitalised and known, or with a closing sentence, which is punctuated).
 
 The conversation's language is the one of :data:`LANGUAGES` whose word frequencies sum highest
 over the user's words (English when the user has not spoken, on a tie, or at once when 80% of the
@@ -52,7 +56,8 @@ SURE, COMMON = 0.8, 3.0  # the first language, without trying others, if this sh
 NGRAM = 3  # repeated_ngrams: word 3-grams
 ECHO_NGRAM = 4  # echo: word 4-grams shared with the user's turn
 TAIL_WORDS = 2  # stray_tail: the most words of a trailing fragment
-RARE = 2.5  # stray_tail: a word rarer than this Zipf frequency in the conversation's language
+RARE = 4.0  # stray_tail: a lower-case word rarer than this Zipf frequency in the language
+UNKNOWN = 1.0  # stray_tail: a capitalised word rarer than this (not a name the language knows)
 ZWJ = "\u200d"  # the zero-width joiner inside emoji sequences is not counted as invisible
 _ORDINARY = frozenset(".,;:!?'\"-()*~…/&%$#@+=_")  # punctuation people repeat ("...", "!!!")
 _CJK_FAMILY = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "IDEOGRAPHIC")
@@ -63,7 +68,8 @@ _MARKUP = re.compile(
     r"|\*\*[^*\n]{1,200}\*\*|__[^_\n]{1,200}__"  # bold
     r"|\[[^\]\n]{1,200}\]\([^)\s]{1,500}\)"  # links
     r"|^\s{0,3}(?:[A-Z]|User|Assistant|Human|Person|Speaker ?\d{1,2})\s?:\s"  # speaker tags
-    r"|\b[a-z]{4,}[A-Z]\w*",  # code identifiers: setInput, audienciasetInput
+    r"|\b[a-z]{4,}[A-Z]\w*"  # code identifiers: setInput, audienciasetInput
+    r"|\b\w+\.(?:ya?ml|json|py|js|ts|txt|md|html?|xml|csv|cfg|ini|toml|sh)\b",  # cities.yaml
     re.MULTILINE,
 )
 _NUMBER = re.compile(r"[\d.,:/-]+(?:st|nd|rd|th|s|am|pm|k)?", re.IGNORECASE)
@@ -185,15 +191,17 @@ def echo_share(candidate: str, previous: str, n: int = ECHO_NGRAM) -> float:
 
 
 def stray_tail_of(text: str, lang: str = "en") -> float:
-    """1.0 when ``text`` ends after its last sentence in a short fragment holding a lower-case
-    word rare in ``lang`` (see the module doc), else 0.0."""
+    """1.0 when ``text`` ends after its last sentence in a short unpunctuated fragment holding
+    a lower-case word not common in ``lang`` (see the module doc), else 0.0."""
     parts = sentences(text)
-    if len(parts) < 2:
+    if len(parts) < 2 or parts[-1].rstrip()[-1:] in ".!?…":
         return 0.0
     tail = words(parts[-1])
     if not 0 < len(tail) <= TAIL_WORDS:
         return 0.0
-    rare = [w for w in tail if w.isalpha() and zipf(w.lower(), lang) < RARE]
+    rare = [
+        w for w in tail if w.isalpha() and zipf(w, lang) < (RARE if w[0].islower() else UNKNOWN)
+    ]
     return 1.0 if rare else 0.0
 
 
