@@ -37,6 +37,9 @@ def test_result_schema_and_rates(result: dict):
         assert all(math.isfinite(v) and v >= 0 for v in c["likeness"].values())
         assert c["llm_calls_per_turn"] == 0.0 and c["observer_ms_p50"] >= 0.0
         assert c["regenerations"] >= 0 and c["fallbacks"] >= 0
+        assert len(c["replies"]) == 9 and all(r["reply"] and r["user"] for r in c["replies"])
+        fallbacks = sum(r["decision"] == "fallback" for r in c["replies"])
+        assert fallbacks == c["fallbacks"]
     base = result["conversations"][0]
     assert base["implicit_rate"] == base["forced_rate"] == base["regenerations"] == 0
     assert result["base_label"] == "retrieval responder (not a model)"

@@ -49,7 +49,8 @@ def summarize(
 
     ``implicit_rate``: executed with implicit feedback; ``forced_rate``: at least one attempt
     rejected (forced feedback or a fallback); ``tolerated_rate``: accepted only because the
-    seeded leniency spared forced feedback.
+    seeded leniency spared forced feedback; ``replies``: every turn's user text, reply and
+    decision, for reading.
     """
     turns = [t for c in convs for t in c]
     n = max(1, len(turns))
@@ -77,6 +78,11 @@ def summarize(
         "llm_calls_per_turn": sum(t.llm_calls for t in turns) / n,
         "llm_failed": sum(t.llm_failed for t in turns),
         "observer_ms_p50": 1000 * statistics.median([t.observer_seconds for t in turns] or [0.0]),
+        "replies": [
+            {"user": t.context[-1].text if t.context else "", "reply": t.reply}
+            | {"decision": t.decision.kind.value}
+            for t in turns
+        ],
     }
 
 
