@@ -21,7 +21,6 @@ no world: the task is handed in.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,11 +30,15 @@ import torch
 from torch import nn
 
 from governor.config import check_range, option
-from governor.errors import ConfigError, expected
+from governor.errors import ConfigError
 from governor.safety_values.checkpoint_io import atomic_torch_save, atomic_write_json
 from governor.safety_values.frozen_features import HiddenStates, model_hash
-from governor.safety_values.llm_q_checkpoint import checked_model_path, model_config_hash
-from governor.safety_values.llm_q_task import LLMTask
+from governor.safety_values.llm_q_checkpoint import (
+    checked_model_path,
+    model_config_hash,
+    read_meta,
+)
+from governor.safety_values.llm_q_task import LLMTask, observation_text
 
 OBS, FORMAT = "llm-head", 1
 HEAD, META = "head.pt", "meta.json"
@@ -117,15 +120,7 @@ class FrozenQ:
 
     def text_of(self, observation: Any) -> str:
         """The prompt text of an observation: text, a mapping with "text", or with "state"."""
-        if isinstance(observation, str):
-            return observation
-        if isinstance(observation, Mapping) and "text" in observation:
-            return str(observation["text"])
-        if isinstance(observation, Mapping) and "state" in observation:
-            return self.task.describe(observation["state"])
-        raise ConfigError(
-            f"observation: {expected('text or a mapping with text or state', observation)}"
-        )
+        return observation_text(self.task, observation)
 
     def q_batch(self, observations: Sequence[Any], batch: int = 16) -> np.ndarray:
         """Q (N, letters) of the observations (``batch`` is unused: the features are cached)."""
@@ -180,7 +175,7 @@ class FrozenQ:
         progress: bool = True,
     ) -> FrozenQ:
         """Load a checkpoint of ``task`` on ``model_path`` (default: the path it was trained on)."""
-        meta = read_head_meta(directory)
+        meta = read_meta(directory, FORMAT, KEYS)
         env = task.name if env is None else env
         path = checked_model_path(
             directory, meta, model_path, env=env, obs=OBS, allow_moved=allow_moved
@@ -207,20 +202,6 @@ class FrozenQ:
                 f"checkpoint {directory}/{HEAD} does not fit the head: {exc}"
             ) from exc
         return q
-
-
-def read_head_meta(directory: str | Path) -> dict[str, Any]:
-    """The meta.json of a frozen-head checkpoint; a missing or malformed one is a ConfigError."""
-    path = Path(directory) / META
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"checkpoint: expected a readable {path}, found {exc}") from exc
-    if not isinstance(meta, dict) or not set(KEYS) <= set(meta) or meta["format"] != FORMAT:
-        raise ConfigError(
-            f"checkpoint {path}: {expected(f'format {FORMAT} with {sorted(KEYS)}', meta)}"
-        )
-    return meta
 
 
 def is_head_checkpoint(directory: str | Path) -> bool:

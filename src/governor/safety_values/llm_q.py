@@ -40,7 +40,6 @@ import torch
 
 from governor.backends.base import Message
 from governor.backends.hf import chat_prompt, check_dtype
-from governor.errors import ConfigError, expected
 from governor.safety_values.llm_q_checkpoint import (
     ADAPTER,
     OBS,
@@ -60,7 +59,7 @@ from governor.safety_values.llm_q_model import (
     single_token,
     special_ids,
 )
-from governor.safety_values.llm_q_task import LLMTask
+from governor.safety_values.llm_q_task import LLMTask, observation_text
 from governor.usage import Usage, record_llm_call
 
 EXCLUDED = -1e6  # Q of a letter outside the action set: not an action, below any margin
@@ -170,15 +169,8 @@ class LLMQ:
         )
 
     def text_of(self, observation: Any) -> str:
-        if isinstance(observation, str):
-            return observation
-        if isinstance(observation, Mapping) and "text" in observation:
-            return str(observation["text"])
-        if isinstance(observation, Mapping) and "state" in observation:
-            return self.task.describe(observation["state"])
-        raise ConfigError(
-            f"observation: {expected('text or a mapping with text or state', observation)}"
-        )
+        """The prompt text of an observation (see :func:`.llm_q_task.observation_text`)."""
+        return observation_text(self.task, observation)
 
     def logits(
         self,

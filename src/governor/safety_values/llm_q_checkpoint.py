@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -75,16 +76,19 @@ def write_checkpoint(llm_q: Saved, directory: str | Path, info: dict[str, Any]) 
     return directory
 
 
-def read_meta(directory: str | Path) -> dict[str, Any]:
-    """The checkpoint's meta.json; a missing or malformed one is a ConfigError."""
+def read_meta(
+    directory: str | Path, fmt: int = FORMAT, keys: Iterable[str] = KEYS
+) -> dict[str, Any]:
+    """The checkpoint's meta.json, of format ``fmt`` with ``keys`` (the LoRA value's by
+    default); a missing or malformed one is a ConfigError."""
     path = Path(directory) / META
     try:
         meta = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise ConfigError(f"checkpoint: expected a readable {path}, found {exc}") from exc
-    if not isinstance(meta, dict) or not set(KEYS) <= set(meta) or meta["format"] != FORMAT:
+    if not isinstance(meta, dict) or not set(keys) <= set(meta) or meta.get("format") != fmt:
         raise ConfigError(
-            f"checkpoint {path}: {expected(f'format {FORMAT} with {sorted(KEYS)}', meta)}"
+            f"checkpoint {path}: {expected(f'format {fmt} with {sorted(keys)}', meta)}"
         )
     return meta
 

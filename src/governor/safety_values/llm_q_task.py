@@ -7,7 +7,7 @@ the answer letters (letter i is action i; each must be one token), the margin l(
 stepped at once with restarts, live states, and the exact Q from an exact V. A world implements
 it (the driving world: :mod:`governor.worlds.driving.llm_task`); the runtime is handed one.
 
-Imports numpy and the standard library only: no other governor module, no world.
+Imports numpy and the error tree only: no world.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import numpy as np
+
+from governor.errors import ConfigError, expected
 
 Value = Callable[[np.ndarray], np.ndarray]  # states -> the exact value V (N,)
 
@@ -82,3 +84,17 @@ class LLMTask(Protocol):
     def exact_q_from_value(self, exact_value: Value, states: np.ndarray) -> np.ndarray:
         """The exact Q (N, len(letters)) of ``states`` from the exact V (``exact_value``)."""
         ...
+
+
+def observation_text(task: LLMTask, observation: Any) -> str:
+    """The prompt text of an observation: text, a mapping with "text", or with "state" (which
+    ``task`` describes)."""
+    if isinstance(observation, str):
+        return observation
+    if isinstance(observation, Mapping) and "text" in observation:
+        return str(observation["text"])
+    if isinstance(observation, Mapping) and "state" in observation:
+        return task.describe(observation["state"])
+    raise ConfigError(
+        f"observation: {expected('text or a mapping with text or state', observation)}"
+    )
