@@ -3,7 +3,7 @@ symbols it becomes (:data:`SYMBOLS`, longest :data:`LONGEST` words), the number 
 phrases of counts and step bounds (kept in :mod:`governor.ltl.count_phrases`) and the fillers
 (:mod:`governor.ltl.filler_phrases`).
 
-Imports the count and filler phrases only.
+Imports the count, filler, frame and reference phrases only.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from governor.ltl.count_phrases import (
     WITHIN,
 )
 from governor.ltl.filler_phrases import FILLERS
+from governor.ltl.frame_phrases import FRAMES
+from governor.ltl.reference_phrases import REFERENCES
 
 __all__ = [
     "AFTER_N",
@@ -39,7 +41,8 @@ _CUES = {
     "NOT": "not|never|cannot|no|avoid|avoiding|avoided|keep off|keep off of|stay off|stay off of"
     "|stay away from|keep away from|keep out of|stay out|keep well clear of|stay well clear of|steer well clear of|well clear of|well away from"
     " of|keep clear of|steer clear of|off limits|away from|forbidden|prohibited|banned|out of bounds|refrain"
-    " from|hold off on|hold off|without|no longer|nobody|nowhere|under no circumstances|at no point|none|none of them|neither",
+    " from|hold off on|hold off|without|no longer|nobody|nowhere|under no circumstances|at no point|none|none of them|neither"
+    "|keeps out of|keeps away from|keeps clear of|keeps off|stays out of|stays away from|stays off",
     "MUST": "must|have to|has to|need to|needs to|should|required to|make sure|ensure|be sure to"
     "|do not forget to|do not forget|never forget to|remember to|always remember to|got to|shall"
     "|will|is sure to|are sure to|is certain to|is bound to|is guaranteed to|is mandatory"
@@ -51,7 +54,8 @@ _CUES = {
     " any moment when|at any step where|at each step where|at each moment when|any step in which|any"
     " step where|every step in which|each step in which|in response to each|in response to every"
     "|in response to any",
-    "IF": "if|when|in case|as soon as|the moment|upon|on reaching|on entering|on arriving at",
+    "IF": "if|when|in case|as soon as|the moment|upon|on reaching|on entering|on arriving at"
+    "|the instant|the very moment|the very instant|the minute",
     "WHILE": "while|whilst|as long as|during",
     "IFF": "if and only if|iff|exactly when|precisely when|just when|when and only when|exactly"
     " at the steps when|exactly at the times when|exactly at the moments when|exactly at the"
@@ -104,10 +108,11 @@ _CUES = {
     "regularly|periodically|in a loop|on a loop|loop|cycle|cycle through|circulate|time and again"
     "|never stop|round and round|round after round|perpetually|time and time again|never giving up|never give up|without ever stopping|never ever stopping"
     "|with no end|without an end|unendingly|on repeat|endless|endlessly|unending|infinitely"
-    " many times|an infinite number of times|infinitely many",
+    " many times|an infinite number of times|infinitely many|loops|loops between|loop between"
+    "|cycles through|cycles between|patrols|keeps",
     "STAY": "stay|remain|wait|stay put|linger|hold position|keep waiting|hold at|hold still at"
     "|hold your position|keep your position|keep standing|stand|remain standing|stay standing"
-    "|keep sitting|keep parked|stay parked|remain parked",
+    "|keep sitting|keep parked|stay parked|remain parked|hang around|hang out|sit tight",
     "LEAVE": "leave|exit|depart|depart from|move out of|get out of|go out of|step out of|left|leaves"
     "|leaving|exits|exited|exiting|departed|move away from|walk away from|step away from",
     "AGAIN": "again|a second time|come back|go back|return|revisit|re enter|reenter|reentered"
@@ -193,47 +198,15 @@ for _before in ("at the step before", "the step before", "at the previous step",
 SYMBOLS[(",",)] = ("COMMA",)
 SYMBOLS[(".",)] = ("STOP",)
 SYMBOLS[("but",)] = ("BUT",)
+SYMBOLS[(",", "so")] = ("COMMA", "SO")  # "..., so go to B": a consequence
+SYMBOLS[("(",)] = SYMBOLS[(")",)] = ("PAREN",)  # an aside: read by the shape passes
 for _be in ("be", "you are", "being", "the robot is", "the agent is"):  # where the agent is
     SYMBOLS[tuple(_be.split())] = ("BE",)
 SYMBOLS[("again",)] = ("AGAIN",)
-_REFS = (
-    "then", "that", "this", "there", "you do", "you do so", "that happens", "you get there",
-    "doing so", "that point", "this point", "you are there", "getting there", "he does",
-    "she does", "it does", "they do",
-)  # fmt: skip
-for _ref in _REFS:
-    SYMBOLS[("only", "after", *_ref.split())] = ("ONLY", "AFTER", "REF")
-    for _lead in ("before", "until", "till", "up until", "prior to", "ahead of"):
-        _sym = "UNTIL" if _lead in ("until", "till", "up until") else "BEFORE"
-        SYMBOLS[(*_lead.split(), *_ref.split())] = (_sym, "REF")
-SYMBOLS[("only", "afterwards")] = ("ONLY", "AFTER", "REF")
-for _there in (
-    "once there", "when there", "once done", "when done", "having done so", "once that is done",
-    "when that is done", "once this is done", "once you are done", "when you are done",
-    "once finished", "when finished", "once you are done there", "when you are done there",
-    "once done there", "once finished there",
-):  # fmt: skip
-    SYMBOLS[(*_there.split(), ",")] = ("IF", "REF", "COMMA")
-for _lead in ("until", "before", "till"):  # "until you have;": the clause before is awaited
-    for _end, _sym in ((".", "STOP"), (",", "COMMA")):
-        _key = "UNTIL" if _lead != "before" else "BEFORE"
-        SYMBOLS[(_lead, "you", "have", _end)] = (_key, "REF", _sym)
-for _lead, _sym in (("before", "BEFORE"), ("until", "UNTIL")):  # "never before it."
-    for _end, _close in ((".", "STOP"), (",", "COMMA")):
-        for _not in ("never", "not"):
-            SYMBOLS[(_not, _lead, "it", _end)] = ("NOT", _sym, "REF", _close)
-for _lead in ("once", "when", "after"):  # "see A; once you have seen it, go to B": then
-    for _done in ("seen", "visited", "been to", "reached", "checked", "explored", "toured"):
-        SYMBOLS[(_lead, "you", "have", *_done.split(), "it", ",")] = ("IF", "REF", "COMMA")
-SYMBOLS[("after", "having")] = ("AFTER",)  # "after having been in A"
-SYMBOLS[("which",)] = ("COMMA", "WHICH")
-for _who in ("it", "they", "he", "she"):  # "until the lights come on, which they must"
-    for _must in ("must", "will", "has to", "have to", "is sure to", "are sure to"):
-        SYMBOLS[("which", _who, *_must.split())] = ("COMMA", "WHICH", "MUST")
-for _means in ("which means", "that means", "meaning", "that is to say", "in other words"):
-    SYMBOLS[tuple(_means.split())] = ("COMMA",)  # "A then B, which means no B before A"
-for _must in ("has to be", "must be", "needs to be", "should be", "is to be", "is also to be"):
-    SYMBOLS[("it", *_must.split())] = ("IT", "MUST")
+for _who in ("the robot", "the rover", "yourself", "the agent"):  # "keep the robot in A until b"
+    SYMBOLS[("keep", *_who.split(), "in")] = ("STAY",)
+SYMBOLS.update(FRAMES)
+SYMBOLS.update(REFERENCES)
 LONGEST = max(len(k) for k in SYMBOLS)
 
 CUE_WORDS = (

@@ -16,11 +16,13 @@ steps or fewer"; "within 3 steps of a" is ``WITHIN_3 IF a``); number words are r
 is ``NOT FROMNOW b`` (from then on); other counts denied after a count ("three times: not two,
 not four") restate it and are dropped. Placeholders
 (``P1``) stay. A number no count reads becomes ``NUM`` and a past step ("at the step before")
-``PREV``, which no clause reads: the sentence fails rather than lose them. Every other word is
+``PREV``, which no clause reads: the sentence fails rather than lose them. A fact said of a
+place ("the vault is being cleaned") is marked ``FACT`` (:mod:`governor.ltl.sentence_shape`
+reads it). Every other word is
 dropped. One left-to-right pass: linear in the sentence.
 
-Imports its phrase tables (:mod:`governor.ltl.cue_phrases`) and the lexicon's generic place
-nouns only.
+Imports its phrase tables (:mod:`governor.ltl.cue_phrases`), the facts said of a place
+(:mod:`governor.ltl.cue_facts`) and the lexicon's generic place nouns only.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from governor.ltl.cue_facts import is_fact
 from governor.ltl.cue_phrases import (
     AFTER_N,
     BEFORE_N,
@@ -170,6 +173,8 @@ def symbols(toks: Sequence[str]) -> list[str]:
             out.append("WHILE")  # "In the clean room, wearing a mask is mandatory": a condition
             i += 1
             continue
+        if is_fact(toks, i, symbols):
+            out.append("FACT")  # "the vault is being cleaned, ...": perhaps a reason, no rule
         route = _route(toks, i)
         if route is not None:
             out += route[0]

@@ -57,7 +57,7 @@ _FAMILIES_TEXT = {
     "done": "done|finish|end|go off|ring|expire|complete|be over|be up",
     "ok": "ok|succeed|pass|work|success|good|fine|valid",
     "fail": "fail|failure|error|fault",
-    "on": "on|run|active|activate|wear|sound|switch on|turn on|power on|start|engage|come on",
+    "on": "on|run|active|activate|wear|sound|switch on|turn on|power on|start|engage|come on|play",
     "off": "off|silent|stop|inactive|quiet|switch off|turn off|power off|disengage",
     "open": "open|ajar",
     "closed": "close|shut",
@@ -65,10 +65,12 @@ _FAMILIES_TEXT = {
     "clean": "clean|clean up|mop|mop up|wipe|wipe up",
     "full": "full|fill|fill up",
     "empty": "empty|empty out",
-    "present": "present|here|there",
+    "present": "present|here|there|show up|turn up|around",
     "absent": "absent|away|gone|missing",
     "call": "call|ring|buzz",
-    "show": "show|display|present",
+    "show": "show|display|present|visible",
+    "detected": "detect|spot|notice|sense|report|discover",
+    "escaped": "escape|get out|run away|break out|slip out|break loose",
     "person": "person|someone|somebody|anyone|anybody|visitor|guest",
 }
 FAMILIES: dict[str, frozenset[tuple[str, ...]]] = {
@@ -118,7 +120,7 @@ SKIP = _set(
     "the a an your my its their our is are was were be been being get gets getting got become"
     " becomes becoming has have had must should will would can may to always still also do does"
     " did stays stay remains remain keep keeps turns turn turned goes go went run runs ran"
-    " running grows grow growing going need needs too very that which who"
+    " running grows grow growing going need needs too very that which who ever"
 )
 """Words allowed between the words of an event phrase (auxiliaries, becoming, a relative)."""
 CARRIED = frozenset({"eventually", "immediately"})

@@ -24,6 +24,7 @@ from typing import TypeVar
 
 from governor.ltl import event_words as ew
 from governor.ltl import lexicon as lx
+from governor.ltl.asides import without_asides
 from governor.ltl.domain import Domain
 from governor.ltl.events import EventMatcher, continued, elided
 from governor.ltl.household_phrases import action, state
@@ -66,7 +67,7 @@ class Lifted:
 def lift(sentence: str, domain: Domain) -> Lifted:
     """The sentence lifted: normalised words, each referring expression replaced by its
     placeholder. Raises :class:`SpecError` for a phrase naming an unknown object or proposition."""
-    toks = lx.tokens(sentence)
+    toks = without_asides(lx.tokens(sentence))
     scan = Scanner(toks, domain)
     bare = [p for p in domain.propositions if "(" not in p and p not in domain.rooms]
     mentions = PropMatcher(bare) if bare else None

@@ -9,6 +9,11 @@ CONTRACTIONS = {
     "hasn't": "has not", "hadn't": "had not", "can't": "cannot", "won't": "will not",
     "mustn't": "must not", "shouldn't": "should not", "isn't": "is not", "aren't": "are not",
     "wasn't": "was not", "you've": "you have", "you're": "you are", "it's": "it is",
+    "i'd": "i would", "we'd": "we would", "you'd": "you would", "here's": "here is",
+    "that's": "that is", "there's": "there is", "what's": "what is", "let's": "let us",
+    "i'm": "i am", "we're": "we are", "they're": "they are", "i'll": "i will", "we'll": "we will",
+    "you'll": "you will", "it'll": "it will", "weren't": "were not", "wouldn't": "would not",
+    "couldn't": "could not",
 }  # fmt: skip
 
 
@@ -51,8 +56,9 @@ FUNCTION = _set(
 
 MODALS = _set("must should will shall")
 """Modal words a proposition's mention may hold ("the battery must become full")."""
-PUNCTUATION = frozenset({",", "."})
-"""The punctuation :func:`tokens` keeps: a comma, and ``.`` for any sentence end (``;:!?``)."""
+PUNCTUATION = frozenset({",", ".", "(", ")"})
+"""The punctuation :func:`tokens` keeps: a comma, ``.`` for any sentence end (``;:!?``), and the
+parentheses of an aside (each also a sentence end)."""
 STATIVE = _set("be being is are was were sit sits sitting")
 """First words of a place phrase that say where the agent is, not where it goes ("sit in the
 waiting room until ..." stays there)."""
@@ -67,9 +73,28 @@ RETURNING = _set(
 
 _TRIP = (
     r"\b(?:(?:take|make|do|pay) (?:a|an|one) (?:trip|journey|run|walk|visit|drive|detour)"
-    r"|(?:take|bring|drive|get) (?:me|us)|drive|drives|driving|drove) (?=to\b|into\b)"
+    r"|(?:take|bring|drive|get) (?:me|us)|drive|drives|driving|drove"
+    r"|find (?:your|its|their|the) way(?: up| down| over| across| back| out)?) (?=to\b|into\b)"
 )
-"""A trip phrase: "take a trip to X", "take me to X", "drive into X" say "go to X"."""
+"""A trip phrase: "take a trip to X", "take me to X", "drive into X", "find your way up to X" say
+"go to X"."""
+_SHAPE = (
+    (r"\bset(?:s|ting)? foot (?:in|into|inside|on)\b", "enter"),  # "never set foot in it"
+    (r"\bany (more|fewer|less) than\b", r"\1 than"),  # "not ... any more than three times"
+    (r"\bwhichever (?:one )?(?:is|seems|looks) (?:\w+ )?first\b", "in any order"),
+    (r"\b([a-z]{3,})s (\d+) (and|or) (\d+)\b", r"\1 \2 \3 \1 \4"),  # "rooms 212 and 214"
+    (r"\b(you|we|they|i)(?: have|'ve) got\b", r"\1 have"),  # "you've got three steps to"
+    (r"(^|[.!;:]\s+)([^.!?;:]+)\?\s+then\b", r"\1if \2, then"),  # "siren on? then ..."
+    (
+        r"\s*,\s*(max|maximum|tops|at most|at the most|minimum|at minimum|at least)(?=\s*(?:[.;:!?]|$))",
+        r" \1",
+    ),
+)
+"""Rewrites of whole phrases: "set foot in" is "enter", "any more than" is "more than",
+"whichever is closer first" is "in any order", "rooms 212 and 214" is "room 212 and room 214",
+"you have got" is "you have", a question answered by "then" ("Siren on? Then ...") is a
+condition, and a closing count after a comma ("two trips to A, max") closes
+the count."""
 
 
 def words(sentence: str) -> list[str]:
@@ -78,21 +103,24 @@ def words(sentence: str) -> list[str]:
 
 
 def tokens(sentence: str) -> list[str]:
-    """:func:`words`, with commas kept and ``. ; : ! ?`` and parentheses kept as ``.`` (clause
-    boundaries); an arrow ``->`` is "implies"."""
+    """:func:`words`, with commas kept, ``. ; : ! ?`` kept as ``.`` (clause boundaries) and
+    parentheses kept inside ``.`` (``. ( ... ) .``); an arrow ``->`` is "implies"."""
     out: list[str] = []
     low = re.sub(r"\s*(?:->|=>|→)\s*", " implies ", sentence.lower())  # an arrow: "a -> b"
     low = re.sub(r"\s[-–—]+\s|[–—]", " , ", low)  # a dash between clauses
-    low = re.sub(r"[()\[\]]", " . ", low)  # a parenthesis is a clause of its own
+    low = re.sub(r"[(\[]", " . ( ", low)  # a parenthesis is a clause of its own, marked
+    low = re.sub(r"[)\]]", " ) . ", low)
     low = low.replace("’", "'").replace("-", " ")
     low = re.sub(r"\bafter (?:that|which|this)\b", "afterwards", low)
     low = re.sub(r"\bre (?=enter)", "re", low)
     low = re.sub(_TRIP, "go ", low)  # "take a trip to the dumpster", "pay a visit to"
+    for pattern, repl in _SHAPE:
+        low = re.sub(pattern, repl, low)
     low = re.sub(r"\beither(?: one| of them)?(?=\s*(?:[.,;:!?]|$))", "them", low)  # "into either"
     low = re.sub(r"\b([a-z0-9_]+)'s\b", lambda m: m[0] if m[0] in CONTRACTIONS else m[1], low)
-    for w in re.findall(r"[a-z0-9_']+|[,.;:!?]", low):
-        if w in ",.;:!?":
-            out.append("," if w == "," else ".")
+    for w in re.findall(r"[a-z0-9_']+|[,.;:!?()]", low):
+        if w in ",.;:!?()":
+            out.append(w if w in ",()" else ".")
             continue
         out.extend(CONTRACTIONS.get(w, w.replace("'", "")).split())
     text = " ".join(w for w in out if w)

@@ -23,6 +23,10 @@ class NoSuchPredicate(SpecError):
     places): the words are not a phrase of this domain, and another reading is tried."""
 
 
+_KEPT_FROM = frozenset({("out", "of"), ("clear", "of"), ("away", "from")})
+"""The words before "it" that keep the agent from a place: "keep out of it"."""
+
+
 class Scanner:
     """Reads one sentence left to right, grounding what it recognises."""
 
@@ -128,9 +132,12 @@ class Scanner:
         return k, self.place(x)
 
     def bare(self, i: int) -> tuple[int, Formula] | None:
-        """A room, or a place after a cue such as ``before`` or ``avoid``."""
+        """A room, or a place after a cue such as ``before`` or ``avoid``; "it" after "out of",
+        "clear of", "away from" is the place named last ("the vault is wet, so keep out of it")."""
         if self.at(i) in lx.PRONOUNS:
-            return None
+            kept_from = (self.at(i - 2), self.at(i - 1)) in _KEPT_FROM
+            label = self.domain.location(self.last) if self.last and kept_from else None
+            return (i + 1, atom(label)) if label and self.at(i) == "it" else None
         x, j = self.obj(i)
         if x is None:
             return None

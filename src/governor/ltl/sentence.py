@@ -7,8 +7,9 @@ Each pass rewrites the symbol list in one left-to-right sweep (linear in the sen
 - *eventually*: a sentence that opens with "eventually" / "at some point" lists goals in any
   order (the cue is dropped); at a clause end it says the clause must happen (``MUST``);
   elsewhere it is ``THEN``.
-- *restated timing*: "immediately afterwards, at the following step" is one ``NEXT``; "head
-  to A and be there within n steps" is ``A WITHIN_n``.
+- *restated timing* and *shape* (:mod:`governor.ltl.sentence_shape`): "immediately
+  afterwards, at the following step" is one ``NEXT``; "head to A and be there within n steps"
+  is ``A WITHIN_n``; facts said as reasons, and a rule said each way, are read once.
 - a trailing "each time" / "this applies every time" restates the reaction: dropped (after a
   comma, or closing a sentence with a condition), and so is a closing "at every moment when a"
   that repeats the condition a.
@@ -27,7 +28,8 @@ Each pass rewrites the symbol list in one left-to-right sweep (linear in the sen
   are allowed", "..., it is fine if you pass B early") adds no constraint; it is removed (and
   :func:`permissions` says so).
 
-Imports the list references and the elided clauses (:mod:`governor.ltl.sentence_gaps`).
+Imports the list references, the elided clauses (:mod:`governor.ltl.sentence_gaps`), the
+returns said with leaving (:mod:`governor.ltl.sentence_returns`) and the shape passes.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from collections.abc import Iterable
 
 from governor.ltl.sentence_gaps import gapping
 from governor.ltl.sentence_lists import clauses_of, list_references
+from governor.ltl.sentence_returns import returns
+from governor.ltl.sentence_shape import restated, shape
 
 __all__ = [
     "anaphora", "clauses_of", "gapping", "leave_reference", "list_references", "not_first",
@@ -66,25 +70,6 @@ def eventually(syms: list[str]) -> list[str]:
         elif lead != "EVENTUALLY":
             out.append("MUST")  # "the bell rings eventually": it must happen
     return out
-
-
-_RESTATED = (
-    (re.compile(r"\bNEXT (?:THEN|AFTER)(?= COMMA| STOP|$)"), "NEXT"),
-    (re.compile(r"\bNEXT COMMA NEXT\b"), "NEXT"),
-    (re.compile(r"\b(P\d+) THEN COMMA NEXT(?= COMMA| STOP|$)"), r"\1 NEXT"),
-    (re.compile(r"\b(P\d+) AND (?:BE )?\1 (?=WITHIN_\d+)"), r"\1 "),
-    (re.compile(r"\b(P\d+) COMMA LEAVE (?:\1 )?(?=COMMA (?:AND )?THEN P\d+)"), r"\1 "),
-)
-
-
-def restated(syms: list[str]) -> list[str]:
-    """Timing said twice said once: "immediately afterwards, at the following step" / "right
-    after, at the next step" is ``NEXT``; "head to A and be there within 6 steps" is ``A
-    WITHIN_6``; "go to A, leave it, and then go to B" is "A, then B" (one place at a time)."""
-    text = " ".join(syms)
-    for pattern, repl in _RESTATED:
-        text = pattern.sub(repl, text)
-    return text.split()
 
 
 def time_frame(syms: list[str]) -> list[str]:
@@ -231,7 +216,9 @@ def permissions(syms: list[str]) -> tuple[list[str], bool]:
             _COUNT.fullmatch(s) for s in part
         )
         named = any(_P.fullmatch(s) for s in part)  # "you may pass through other places": no
-        if ("PERMIT" in part or (part[:1] == ["CAN"] and not named)) and plain:  # place named
+        early = "BEFORE" in part  # "you are allowed to be in B before A (too)": a permission
+        lead = [s for s in part if s != "BE"][:1] == ["CAN"]
+        if ("PERMIT" in part or (lead and (early or not named))) and plain:  # place named
             found = True
             part = []
         if part or (out and out[-1] not in ("STOP", "BUT")):
@@ -242,8 +229,8 @@ def permissions(syms: list[str]) -> tuple[list[str], bool]:
 def prepare(syms: list[str], places: Iterable[str]) -> tuple[list[str], bool]:
     """All the passes, in order; and whether a permission was removed."""
     places = frozenset(places)
-    syms = trailing_whenever(eventually(time_frame(syms)))
+    syms = trailing_whenever(eventually(time_frame(shape(syms, places))))
     syms, permitted = permissions(syms)
     syms = not_first(leave_reference(anaphora(perfect_anaphora(gapping(syms))), places))
-    syms = restated(syms)
+    syms = returns(restated(syms))
     return list_references(syms, places), permitted

@@ -31,6 +31,7 @@ from governor.ltl.domain import Domain
 from governor.ltl.english import english
 from governor.ltl.grounding import Lifted, lift
 from governor.ltl.readings import Parse, Reading
+from governor.ltl.satisfiability import powerset, search
 from governor.ltl.simplify import neg
 from governor.ltl.templates import match_lifted
 
@@ -144,6 +145,11 @@ def translate_offline(
         parses = read(syms, places, props) or _templates(lifted.text)
         formulas = [p.reading.formula(convention) for p in parses]
         lifted_formula = formulas[0] if len(formulas) == 1 else op.And(tuple(formulas))
+        if len(parses) > 1 and contradicts(lifted_formula, places, props):
+            raise SpecError(
+                f"expected clauses that one run can satisfy together, found a contradiction: "
+                f"{lifted_formula} (one clause is read wrongly)"
+            )
         grounded = domain.check(substitute(lifted_formula, mapping))
     except SpecError as exc:
         return Translation(sentence, None, grounding=grounding, error=str(exc), lifted=lifted.text)
@@ -159,6 +165,17 @@ def translate_offline(
         None, lifted.text, str(lifted_formula), rd.reading_text(english(grounded, domain), notes, convention),
         bool(alternatives), alternatives,
     )  # fmt: skip
+
+
+def contradicts(f: s.Formula, places: set[str], props: set[str]) -> bool:
+    """Whether the lifted formula ``f`` over placeholders is proven to have no trace. Places are
+    not kept one at a time: on finite traces "visit A and B again and again" ends in both at once.
+    A search cut off by its budget, another atom, or more than six atoms is no proof."""
+    names = {a.name for a in f.atoms()}
+    if not names <= places | props or len(names) > 6:
+        return False
+    found = search(f, powerset(sorted(names)), max_depth=32, max_states=4000)
+    return found.trace is None and found.exhaustive
 
 
 def _alternative(

@@ -1,0 +1,61 @@
+"""The cue phrases of time frames and restatements (:mod:`governor.ltl.cue_phrases` merges
+them): a frame of the whole run ("all night long", "for as long as you are running", "during
+the night"), a restatement of timing said already ("not at that moment and not later", "at the
+next step, not later"), an unhurried aside ("no rush"), none of which constrains anything, and
+phrases that say a time in other words: "then or at some point later" (``EVENTUALLY``), "from
+that moment onwards" / "for the rest of the run" (``FROMNOW``), "any moment" (``WHENEVER``).
+
+Imports nothing of the project.
+"""
+
+from __future__ import annotations
+
+__all__ = ["FRAMES"]
+
+FRAMES: dict[tuple[str, ...], tuple[str, ...]] = {}
+_SPANS = ("night", "day", "afternoon", "morning", "evening", "shift", "week", "tour", "trip", "run",
+          "mission", "round", "patrol", "visit", "session", "game", "level")  # fmt: skip
+_RUNNING = ("you are running", "you are operating", "you are active", "you work",
+            "you are working", "you are on duty", "the robot is running", "the robot runs",
+            "you are switched on", "you are powered on")  # fmt: skip
+_ONWARDS = ("from that moment onwards", "from that moment onward", "from then onwards",
+            "from then onward", "from that point onwards", "from that point onward",
+            "from that moment forward", "from then forward", "from that time on",
+            "from that time onwards", "from that step on", "from that step onwards",
+            "from this moment on", "ever after", "forever after", "for ever after")  # fmt: skip
+_QUIET = ("no rush", "no hurry", "there is no rush", "there is no hurry", "take your time",
+          "and beyond", "all night long", "all day long", "not at that moment and not later",
+          "not at that moment and not at any time after it", "not then and not later",
+          "neither then nor later", "not at that moment and not at any later time",
+          "not later", "and not later", "but not later", "right then or", "at once or",
+          "immediately or", "then or", "straight away or")  # fmt: skip
+_LATER = ("then or later", "then or at some point later", "then or at some later point",
+          "right then or later", "now or later", "then or afterwards", "at that point or later",
+          "then or at a later point", "then or some time later")  # fmt: skip
+
+for _span in _SPANS:
+    for _lead in ("during the", "during your", "throughout the", "throughout your", "all",
+                  "for the whole", "for the entire", "over the", "through the", "for your"):  # fmt: skip
+        FRAMES[(*_lead.split(), _span)] = ()
+    for _rest in ("for the rest of the", "for the rest of your", "for the remainder of the"):
+        FRAMES[(*_rest.split(), _span)] = ("FROMNOW",)
+for _run in _RUNNING:
+    for _lead in ("for as long as", "as long as", "while"):
+        FRAMES[(*_lead.split(), *_run.split())] = ()
+for _phrase in _QUIET:
+    FRAMES[tuple(_phrase.split())] = ()
+for _phrase in _ONWARDS:
+    FRAMES[tuple(_phrase.split())] = ("FROMNOW",)
+for _phrase in _LATER:
+    FRAMES[tuple(_phrase.split())] = ("EVENTUALLY",)
+for _never in ("never let it be", "do not let it be", "never make it", "do not make it"):
+    for _last in ("your last visit", "the last visit", "your last", "the last time"):
+        FRAMES[(*_never.split(), *_last.split())] = ("REPEAT",)  # "... never let it be your last"
+for _not in ("do not", "never", "you must not", "you cannot"):  # "don't finish without A": A
+    for _end in ("finish", "end", "stop", "complete", "wrap up", "leave", "go home", "return"):
+        for _span in ("", "the round", "your round", "the tour", "your tour", "the shift",
+                      "your shift", "the run", "your run", "the day", "the mission"):  # fmt: skip
+            for _without in ("without", "without having", "without first", "without first having"):
+                FRAMES[tuple(f"{_not} {_end} {_span} {_without}".split())] = ("MUST",)
+for _moment in ("any moment", "each moment", "any instant", "every instant", "each instant"):
+    FRAMES[tuple(_moment.split())] = ("WHENEVER",)
