@@ -8,13 +8,10 @@ taken from a benchmark set; each is checked equivalent to its family's formula."
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
+from phrasing_kit import Phrasings
 
-from governor.bench.ltl_translate import equivalent, intended
 from governor.errors import SpecError
-from governor.ltl.domain_file import user_domain
 from governor.ltl.event_words import sayings, stem
 from governor.ltl.events import EventMatcher
 from governor.ltl.grounding import lift
@@ -28,7 +25,8 @@ PROPS = [
     "hatch_open", "courier_arrives", "farmer_returns", "fire_detected", "fire_out",
     "letter_sent", "crate_stored", "crate_arrived", "cart_loaded",
 ]  # fmt: skip
-DOMAIN = user_domain("test", PROPS, PLACES)
+KIT = Phrasings(PLACES, PROPS)
+DOMAIN = KIT.domain
 
 
 @pytest.mark.parametrize(
@@ -117,18 +115,11 @@ CASES: list[tuple[str, list[str], int | None, str]] = [
 ]  # fmt: skip
 
 
-def _record(family: str, args: list[str], n: int | None) -> dict[str, Any]:
-    return {"family": family, "args": args, "n": n, "places": PLACES, "props": PROPS}
-
-
 @pytest.mark.parametrize("family,args,n,sentence", CASES, ids=[c[3] for c in CASES])
 def test_event_phrasing_is_translated_to_its_family(
     family: str, args: list[str], n: int | None, sentence: str
 ) -> None:
-    t = translate_offline(sentence, DOMAIN)
-    assert t.formula is not None, t.error
-    rec = _record(family, args, n)
-    assert equivalent(intended(rec), t.formula, rec), f"{t.formula} is not {intended(rec)}"
+    KIT.reads_as(sentence, family, args, n)
 
 
 @pytest.mark.parametrize(

@@ -7,18 +7,17 @@ place at a time; and sentences that must fail rather than be read wrongly."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
+from phrasing_kit import Phrasings
 
 from governor.bench.ltl_translate import equivalent, intended
 from governor.ltl.clauses import clean, read_clause
-from governor.ltl.domain_file import user_domain
 from governor.ltl.translate import translate_offline
 
 PLACES = ["forge", "mill", "granary", "well_house"]
 PROPS = ["bell", "low_fuel", "lamp_bright", "gate_signal"]
-DOMAIN = user_domain("test", PROPS, PLACES)
+KIT = Phrasings(PLACES, PROPS)
+DOMAIN = KIT.domain
 CASES: list[tuple[str, list[str], int | None, str]] = [
     ("global_avoid", ["forge", "mill"], None, "Keep well clear of the forge and the mill, throughout."),
     ("future_avoid", ["forge", "mill"], None, "Visiting the forge rules out any later visit to the mill."),
@@ -61,18 +60,11 @@ CASES: list[tuple[str, list[str], int | None, str]] = [
 ]  # fmt: skip
 
 
-def _record(family: str, args: list[str], n: int | None) -> dict[str, Any]:
-    return {"family": family, "args": args, "n": n, "places": PLACES, "props": PROPS}
-
-
 @pytest.mark.parametrize("family,args,n,sentence", CASES, ids=[c[3] for c in CASES])
 def test_fresh_phrasing_is_translated_to_its_family(
     family: str, args: list[str], n: int | None, sentence: str
 ) -> None:
-    t = translate_offline(sentence, DOMAIN)
-    assert t.formula is not None, t.error
-    rec = _record(family, args, n)
-    assert equivalent(intended(rec), t.formula, rec), f"{t.formula} is not {intended(rec)}"
+    KIT.reads_as(sentence, family, args, n)
 
 
 @pytest.mark.parametrize(
@@ -100,7 +92,7 @@ def test_a_place_is_never_read_against_itself(symbols: list[str]) -> None:
 def test_only_after_that_with_may_is_a_permission() -> None:
     """ "only after that may you enter B" permits B: past avoidance, B not required."""
     t = translate_offline("Go to the forge, and only after that may you enter the mill.", DOMAIN)
-    rec = _record("past_avoid", ["mill", "forge"], None)
+    rec = KIT.record("past_avoid", ["mill", "forge"], None)
     assert t.formula is not None and equivalent(intended(rec), t.formula, rec), t.formula
 
 

@@ -10,14 +10,11 @@ checked equivalent to its family's formula."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
+from phrasing_kit import Phrasings
 
-from governor.bench.ltl_translate import equivalent, intended
 from governor.ltl import lexicon as lx
 from governor.ltl.asides import without_asides
-from governor.ltl.domain_file import user_domain
 from governor.ltl.translate import translate_offline
 
 PLACES = [
@@ -27,7 +24,8 @@ PROPS = [
     "siren_on", "lamp_on", "courier_arrived", "gate_closed", "hatch_open", "lever_pulled",
     "door_open", "alarm_on", "guest_present", "leak_detected", "pass_visible",
 ]  # fmt: skip
-DOMAIN = user_domain("test", PROPS, PLACES)
+KIT = Phrasings(PLACES, PROPS)
+DOMAIN = KIT.domain
 
 CASES: list[tuple[str, list[str], int | None, str]] = [
  # reasons
@@ -110,18 +108,11 @@ CASES: list[tuple[str, list[str], int | None, str]] = [
 ]  # fmt: skip
 
 
-def _record(family: str, args: list[str], n: int | None) -> dict[str, Any]:
-    return {"family": family, "args": args, "n": n, "places": PLACES, "props": PROPS}
-
-
 @pytest.mark.parametrize("family,args,n,sentence", CASES, ids=[c[3] for c in CASES])
 def test_seventh_round_phrasing_is_translated_to_its_family(
     family: str, args: list[str], n: int | None, sentence: str
 ) -> None:
-    t = translate_offline(sentence, DOMAIN)
-    assert t.formula is not None, t.error
-    rec = _record(family, args, n)
-    assert equivalent(intended(rec), t.formula, rec), f"{t.formula} is not {intended(rec)}"
+    KIT.reads_as(sentence, family, args, n)
 
 
 @pytest.mark.parametrize(

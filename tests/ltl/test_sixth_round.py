@@ -9,12 +9,9 @@ sentences is taken from a benchmark set; each is checked equivalent to its famil
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
+from phrasing_kit import Phrasings
 
-from governor.bench.ltl_translate import equivalent, intended
-from governor.ltl.domain_file import user_domain
 from governor.ltl.grounding import lift
 from governor.ltl.translate import translate_offline
 
@@ -24,7 +21,8 @@ PROPS = [
     "parcel_sent", "pressure_high", "valve_open", "tank_full", "tank_emptied", "hatch_open",
     "cart_present", "guest_arrived", "bell_playing", "lever_pulled",
 ]  # fmt: skip
-DOMAIN = user_domain("test", PROPS, PLACES)
+KIT = Phrasings(PLACES, PROPS)
+DOMAIN = KIT.domain
 
 CASES: list[tuple[str, list[str], int | None, str]] = [
     ("delay_react", ["siren_on", "yard"], None, "Whenever the siren goes off, go to the yard at some point."),
@@ -61,18 +59,11 @@ CASES: list[tuple[str, list[str], int | None, str]] = [
 ]  # fmt: skip
 
 
-def _record(family: str, args: list[str], n: int | None) -> dict[str, Any]:
-    return {"family": family, "args": args, "n": n, "places": PLACES, "props": PROPS}
-
-
 @pytest.mark.parametrize("family,args,n,sentence", CASES, ids=[c[3] for c in CASES])
 def test_sixth_round_phrasing_is_translated_to_its_family(
     family: str, args: list[str], n: int | None, sentence: str
 ) -> None:
-    t = translate_offline(sentence, DOMAIN)
-    assert t.formula is not None, t.error
-    rec = _record(family, args, n)
-    assert equivalent(intended(rec), t.formula, rec), f"{t.formula} is not {intended(rec)}"
+    KIT.reads_as(sentence, family, args, n)
 
 
 def test_goes_off_says_a_sounder_is_on_and_a_lamp_is_off() -> None:

@@ -11,14 +11,12 @@ over one place at a time; and sentences that must fail rather than be read wrong
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
+from phrasing_kit import Phrasings
 
-from governor.bench.ltl_translate import equivalent, intended
+from governor.bench.ltl_translate import equivalent
 from governor.ltl import operators as op
 from governor.ltl.cues import symbols
-from governor.ltl.domain_file import user_domain
 from governor.ltl.parser import atom
 from governor.ltl.patterns import PATTERNS
 from governor.ltl.sentence import gapping, not_first, time_frame
@@ -26,7 +24,8 @@ from governor.ltl.translate import translate_offline
 
 PLACES = ["forge", "mill", "granary", "well_house"]
 PROPS = ["bell", "low_fuel", "lamp_bright", "gate_signal", "alarm", "door_open"]
-DOMAIN = user_domain("test", PROPS, PLACES)
+KIT = Phrasings(PLACES, PROPS)
+DOMAIN = KIT.domain
 CASES: list[tuple[str, list[str], int | None, str]] = [
     ("visit", ["forge", "mill"], None, "Go to the forge and the mill, whichever comes first."),
     ("visit", ["forge", "mill", "granary"], None, "Each of the forge, the mill and the granary should be visited at least once, no particular order."),
@@ -116,18 +115,11 @@ CASES: list[tuple[str, list[str], int | None, str]] = [
 ]  # fmt: skip
 
 
-def _record(family: str, args: list[str], n: int | None) -> dict[str, Any]:
-    return {"family": family, "args": args, "n": n, "places": PLACES, "props": PROPS}
-
-
 @pytest.mark.parametrize("family,args,n,sentence", CASES, ids=[c[3] for c in CASES])
 def test_unseen_phrasing_is_translated_to_its_family(
     family: str, args: list[str], n: int | None, sentence: str
 ) -> None:
-    t = translate_offline(sentence, DOMAIN)
-    assert t.formula is not None, t.error
-    rec = _record(family, args, n)
-    assert equivalent(intended(rec), t.formula, rec), f"{t.formula} is not {intended(rec)}"
+    KIT.reads_as(sentence, family, args, n)
 
 
 @pytest.mark.parametrize(
@@ -153,7 +145,7 @@ def test_a_place_then_a_bare_never_is_no_future_avoidance() -> None:
     t = translate_offline("Visit the forge, never the mill.", DOMAIN)
     forge, mill = atom("agent_at(forge)"), atom("agent_at(mill)")
     goal = op.And((PATTERNS["visit"](forge), PATTERNS["global_avoid"](mill)))
-    rec = _record("visit", ["forge"], None)
+    rec = KIT.record("visit", ["forge"], None)
     assert t.formula is not None and equivalent(goal, t.formula, rec), t.formula
 
 
