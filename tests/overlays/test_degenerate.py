@@ -78,6 +78,8 @@ def rejected_by(overlays: list[Overlay], context: tuple[Turn, ...], reply: str) 
         ("Well, I like Miranda Lambert. mendatang", "stray_tail", "stray word"),
         ("I would say Miranda Lambert. Kemudian", "stray_tail", "stray word"),
         ("I noticed the newspaper was out of print. bloodstream", "stray_tail", "stray word"),
+        ("Did you think the team was going to change their policy?perluan", "stray_tail", "stray"),
+        ("That's not the case at all.compared", "stray_tail", "stray word"),
         ("Well, that's like what I'm used to in the big cities.yaml", "markup", "markup"),
         (
             "Do you remember that? 5.04.14ArgumentParser ArgumentParserArgumentParser",
@@ -110,6 +112,8 @@ def test_degenerate_replies_are_rejected_and_named(
         "Exactly. lol",
         "We watched The Sixth Sense. Shyamalan",
         "That was great. haha!",
+        "I read it on example.com",
+        "It was version 3.5, I think.",
         "I have a turtle. His name is Shelly.",
         "Haha. Anyway, how was yours?",
     ],

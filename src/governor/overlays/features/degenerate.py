@@ -29,8 +29,10 @@ Six features, each 0 for ordinary human replies (calibrated on the human corpora
   conversation's language (Zipf frequency under :data:`RARE`: "... a good time. audiencia", a
   base model's drift into another language, or "... out of print. bloodstream", a word from
   nowhere) or a capitalised one the language does not know (under :data:`UNKNOWN`:
-  "... Lambert. Kemudian"), else 0 (people end with "lol", "haha", "anyway", which are common,
-  with names, which are capitalised and known, or with a closing sentence, which is punctuated).
+  "... Lambert. Kemudian"), or in a word glued to its last sentence's end ("... their
+  policy?perluan", "... at all.compared": a base model's next token with no space), else 0
+  (people end with "lol", "haha", "anyway", which are common, with names, which are capitalised
+  and known, or with a closing sentence, which is punctuated; a glued tail is 0.02% of theirs).
 
 The conversation's language is the one of :data:`LANGUAGES` whose word frequencies sum highest
 over the user's words (English when the user has not spoken, on a tie, or at once when 80% of the
@@ -71,6 +73,10 @@ _MARKUP = re.compile(
     r"|\b[a-z]{4,}[A-Z]\w*"  # code identifiers: setInput, audienciasetInput
     r"|\b\w+\.(?:ya?ml|json|py|js|ts|txt|md|html?|xml|csv|cfg|ini|toml|sh)\b",  # cities.yaml
     re.MULTILINE,
+)
+_GLUED_TAIL = re.compile(  # "policy?perluan"; not a web address ("example.com")
+    r"(?<=\w)(?:[!?…]+|\.+(?!(?:com|org|net|edu|gov|io|ai|co|uk|de|fr|info)\s*$))"
+    r"[^\W\d_][\w'-]*\s*$"
 )
 _NUMBER = re.compile(r"[\d.,:/-]+(?:st|nd|rd|th|s|am|pm|k)?", re.IGNORECASE)
 
@@ -193,6 +199,8 @@ def echo_share(candidate: str, previous: str, n: int = ECHO_NGRAM) -> float:
 def stray_tail_of(text: str, lang: str = "en") -> float:
     """1.0 when ``text`` ends after its last sentence in a short unpunctuated fragment holding
     a lower-case word not common in ``lang`` (see the module doc), else 0.0."""
+    if _GLUED_TAIL.search(text[-200:]):
+        return 1.0
     parts = sentences(text)
     if len(parts) < 2 or parts[-1].rstrip()[-1:] in ".!?…":
         return 0.0
