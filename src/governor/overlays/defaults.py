@@ -204,7 +204,7 @@ SMALL_TALK: tuple[RuleTemplate, ...] = (
             (
                 "stray_tail",
                 "stray_tail",
-                "a stray word after the last sentence, in no language the user speaks",
+                "a stray word after the last sentence, rare or glued to it",
                 "end with the sentence; add no stray words after it",
             ),
         )
