@@ -80,6 +80,9 @@ def rejected_by(overlays: list[Overlay], context: tuple[Turn, ...], reply: str) 
         ("I noticed the newspaper was out of print. bloodstream", "stray_tail", "stray word"),
         ("Did you think the team was going to change their policy?perluan", "stray_tail", "stray"),
         ("That's not the case at all.compared", "stray_tail", "stray word"),
+        ('I\'m watching "American Horror Story." süreç', "stray_tail", "stray word"),
+        ("You can meet up to see if you can do it. Prozesse", "stray_tail", "stray word"),
+        ("I have a question, if you don't mind..." + "$" * 80, "repeated_symbols", "repeated"),
         ("Well, that's like what I'm used to in the big cities.yaml", "markup", "markup"),
         (
             "Do you remember that? 5.04.14ArgumentParser ArgumentParserArgumentParser",
@@ -114,6 +117,7 @@ def test_degenerate_replies_are_rejected_and_named(
         "That was great. haha!",
         "I read it on example.com",
         "It was version 3.5, I think.",
+        "For me that's easy.........the Pats.",
         "I have a turtle. His name is Shelly.",
         "Haha. Anyway, how was yours?",
     ],

@@ -6,7 +6,9 @@ Six features, each 0 for ordinary human replies (calibrated on the human corpora
   ("I love it I love it I love it");
 - ``repeated_symbols``: how often one symbol repeats in a row, spaces between ignored ("↦ ↦ ↦"
   and "査査査" are 2): ordinary punctuation (``...``, ``!!!``) and the letters and digits of
-  alphabetic scripts ("sooo") are not symbols here, people write them; Han and kana characters
+  alphabetic scripts ("sooo") are not symbols here, people write them, unless a punctuation
+  mark runs past :data:`PUNCT_RUN` in a row ("$$$$$...", 80 of them; people's longest run in the
+  corpora is 9 dots), which counts the repeats beyond it; Han and kana characters
   are (a character repeated in a row is rare in their writing); each invisible character
   (zero-width space, bidi control) adds one;
 - ``non_words``: the share of the reply's words that are no word of the conversation's language
@@ -59,7 +61,8 @@ NGRAM = 3  # repeated_ngrams: word 3-grams
 ECHO_NGRAM = 4  # echo: word 4-grams shared with the user's turn
 TAIL_WORDS = 2  # stray_tail: the most words of a trailing fragment
 RARE = 4.0  # stray_tail: a lower-case word rarer than this Zipf frequency in the language
-UNKNOWN = 1.0  # stray_tail: a capitalised word rarer than this (not a name the language knows)
+UNKNOWN = 2.0  # stray_tail: a capitalised word rarer than this (not a name the language knows)
+PUNCT_RUN = 10  # repeated_symbols: a punctuation mark repeated more than this in a row counts
 ZWJ = "\u200d"  # the zero-width joiner inside emoji sequences is not counted as invisible
 _ORDINARY = frozenset(".,;:!?'\"-()*~…/&%$#@+=_")  # punctuation people repeat ("...", "!!!")
 _CJK_FAMILY = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "IDEOGRAPHIC")
@@ -78,6 +81,7 @@ _GLUED_TAIL = re.compile(  # "policy?perluan"; not a web address ("example.com")
     r"(?<=\w)(?:[!?…]+|\.+(?!(?:com|org|net|edu|gov|io|ai|co|uk|de|fr|info)\s*$))"
     r"[^\W\d_][\w'-]*\s*$"
 )
+_TAIL = re.compile(r"[.!?…][\"'”’)\]]*\s+([^.!?…\n]{1,80})$")  # '... Story." süreç'
 _NUMBER = re.compile(r"[\d.,:/-]+(?:st|nd|rd|th|s|am|pm|k)?", re.IGNORECASE)
 
 
@@ -112,8 +116,9 @@ def _invisible(ch: str) -> bool:
 
 
 def symbol_repeats(text: str) -> int:
-    """Repeats of one symbol in a row, spaces ignored ("↦ ↦ ↦" is 2, a lone one 0), plus the
-    number of invisible characters (zero-width, bidi, control)."""
+    """Repeats of one symbol in a row, spaces ignored ("↦ ↦ ↦" is 2, a lone one 0), or of one
+    punctuation mark beyond :data:`PUNCT_RUN`, plus the number of invisible characters
+    (zero-width, bidi, control)."""
     best, run, prev, invisible = 0, 0, "", 0
     for ch in text:
         if ch.isspace():
@@ -123,6 +128,8 @@ def symbol_repeats(text: str) -> int:
         prev = ch
         if _is_symbol(ch):
             best = max(best, run)
+        elif ch in _ORDINARY and run > PUNCT_RUN:
+            best = max(best, run - PUNCT_RUN)
     return best + invisible
 
 
@@ -201,10 +208,10 @@ def stray_tail_of(text: str, lang: str = "en") -> float:
     a lower-case word not common in ``lang`` (see the module doc), else 0.0."""
     if _GLUED_TAIL.search(text[-200:]):
         return 1.0
-    parts = sentences(text)
-    if len(parts) < 2 or parts[-1].rstrip()[-1:] in ".!?…":
+    found = _TAIL.search(text[-200:].rstrip())
+    if found is None:
         return 0.0
-    tail = words(parts[-1])
+    tail = words(found.group(1))
     if not 0 < len(tail) <= TAIL_WORDS:
         return 0.0
     rare = [
