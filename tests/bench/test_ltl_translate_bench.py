@@ -38,7 +38,17 @@ def test_a_wrong_translation_is_not_counted_equivalent() -> None:
 
 
 def test_the_sets_and_a_missing_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert ltl_translate.SETS == ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "heldout")
+    assert ltl_translate.SETS == (
+        "dev",
+        "dev2",
+        "dev3",
+        "dev4",
+        "dev5",
+        "dev6",
+        "dev7",
+        "dev8",
+        "heldout",
+    )
     found = ltl_translate.run("dev2", limit=3)
     assert set(found["sets"]) == {"dev2"} and found["sets"]["dev2"]["sentences"] == 3
     assert all(r["set"] == "dev2" for r in found["records"])
