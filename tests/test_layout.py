@@ -203,3 +203,12 @@ def test_import_governor_registers_environments_without_torch() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_test_files_have_basenames_of_their_own() -> None:
+    """pytest imports test modules by basename: two folders with one name break collection."""
+    tests = Path(__file__).resolve().parent
+    seen: dict[str, list[str]] = {}
+    for path in tests.rglob("test_*.py"):
+        seen.setdefault(path.name, []).append(str(path.relative_to(tests)))
+    assert {n: p for n, p in seen.items() if len(p) > 1} == {}

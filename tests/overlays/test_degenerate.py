@@ -82,6 +82,7 @@ def rejected_by(overlays: list[Overlay], context: tuple[Turn, ...], reply: str) 
         ("That's not the case at all.compared", "stray_tail", "stray word"),
         ('I\'m watching "American Horror Story." süreç', "stray_tail", "stray word"),
         ("You can meet up to see if you can do it. Prozesse", "stray_tail", "stray word"),
+        ("Somehow, she's my own. INTERVALS", "stray_tail", "stray word"),
         ("I have a question, if you don't mind..." + "$" * 80, "repeated_symbols", "repeated"),
         ("Well, that's like what I'm used to in the big cities.yaml", "markup", "markup"),
         (

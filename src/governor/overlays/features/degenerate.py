@@ -30,8 +30,8 @@ Six features, each 0 for ordinary human replies (calibrated on the human corpora
   fragment of at most :data:`TAIL_WORDS` words with a lower-case word that is not common in the
   conversation's language (Zipf frequency under :data:`RARE`: "... a good time. audiencia", a
   base model's drift into another language, or "... out of print. bloodstream", a word from
-  nowhere) or a capitalised one the language does not know (under :data:`UNKNOWN`:
-  "... Lambert. Kemudian"), or in a word glued to its last sentence's end ("... their
+  nowhere; a word in capitals, "INTERVALS", is read the same way) or a capitalised one the
+  language does not know (under :data:`UNKNOWN`: "... Lambert. Kemudian"), or in a word glued to its last sentence's end ("... their
   policy?perluan", "... at all.compared": a base model's next token with no space), else 0
   (people end with "lol", "haha", "anyway", which are common, with names, which are capitalised
   and known, or with a closing sentence, which is punctuated; a glued tail is 0.02% of theirs).
@@ -214,9 +214,7 @@ def stray_tail_of(text: str, lang: str = "en") -> float:
     tail = words(found.group(1))
     if not 0 < len(tail) <= TAIL_WORDS:
         return 0.0
-    rare = [
-        w for w in tail if w.isalpha() and zipf(w, lang) < (RARE if w[0].islower() else UNKNOWN)
-    ]
+    rare = [w for w in tail if w.isalpha() and zipf(w, lang) < (UNKNOWN if w.istitle() else RARE)]
     return 1.0 if rare else 0.0
 
 
