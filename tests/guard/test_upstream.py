@@ -15,6 +15,7 @@ from guard_helpers import SMALLTALK_POLICY, TOOLS_POLICY
 
 from governor.backends import OpenAIBackend
 from governor.backends.base import Message
+from governor.backends.openai import MAX_RESPONSE_BYTES
 from governor.backends.scripted import ScriptedBackend
 from governor.config import BackendConfig
 from governor.errors import BackendError, BackendHTTPError
@@ -222,8 +223,11 @@ def test_a_server_that_ignores_stream_is_read_as_one_piece() -> None:
         (sse(piece({"content": "Half of it"})), "a stream cut short"),
         (sse(piece({"content": "x"}), {"error": {"message": "overloaded"}}), "overloaded"),
         (sse("{not json"), "a JSON chunk"),
+        (sse([1, 2]), "a JSON object chunk"),
+        (b"data: " + b"\xff\xfe" * 8 + b"\n\n", "a JSON chunk"),
+        (b"data: " + b"x" * (MAX_RESPONSE_BYTES + 1), "a stream of at most"),
     ],
-    ids=["cut short", "error event", "garbage"],
+    ids=["cut short", "error event", "garbage", "not an object", "not UTF-8", "huge line"],
 )
 def test_a_stream_that_breaks_is_a_backend_error_counted_as_failed(body: bytes, says: str) -> None:
     backend, seen = streaming_backend(events(body))

@@ -20,7 +20,7 @@ Imports httpx, the backends and the error tree.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -159,12 +159,27 @@ class _Reader:
             reason = str(exc) or type(exc).__name__
             raise BackendUnavailable(f"{backend.name}: cannot reach {self.url}: {reason}") from exc
 
-    def _events(self, response: httpx.Response, deadline: float, late: Exception) -> Completion:
-        size, done = 0, False
-        for line in response.iter_lines():
-            size += len(line) + 1
+    def _lines(self, response: httpx.Response) -> Iterator[str]:
+        """The stream's lines, its bytes counted as they arrive (a line that never ends is cut
+        off at the byte bound, not held whole); bytes that are not UTF-8 become U+FFFD."""
+        size, pending = 0, []
+        for chunk in response.iter_bytes():
+            size += len(chunk)
             if size > MAX_RESPONSE_BYTES:
                 raise self._unexpected(f"a stream of at most {MAX_RESPONSE_BYTES:,} bytes", "more")
+            if b"\n" not in chunk:
+                pending.append(chunk)
+                continue
+            *lines, rest = b"".join([*pending, chunk]).split(b"\n")
+            pending = [rest]
+            for line in lines:
+                yield line.rstrip(b"\r").decode("utf-8", errors="replace")
+        if any(pending):
+            yield b"".join(pending).rstrip(b"\r").decode("utf-8", errors="replace")
+
+    def _events(self, response: httpx.Response, deadline: float, late: Exception) -> Completion:
+        done = False
+        for line in self._lines(response):
             if time.monotonic() > deadline:
                 raise late
             if not line.startswith("data:"):
