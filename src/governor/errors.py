@@ -73,10 +73,16 @@ FOUND_LIMIT = 200
 """The most characters of a found value an error message shows."""
 
 
-def expected(what: str, found: object) -> str:
-    """The house phrasing of an error message: what was expected, what was found (its repr, cut
-    to :data:`FOUND_LIMIT` characters so that a huge input is never echoed whole)."""
+def shown(found: object) -> str:
+    """``found`` as a message quotes it: its repr, cut to :data:`FOUND_LIMIT` characters so that
+    a huge input is never echoed whole."""
     text = repr(found)
     if len(text) > FOUND_LIMIT:
         text = f"{text[: FOUND_LIMIT - 40]}... ({len(text):,} characters in all)"
-    return f"expected {what}, found {text}"
+    return text
+
+
+def expected(what: str, found: object) -> str:
+    """The house phrasing of an error message: what was expected, what was found
+    (:func:`shown`)."""
+    return f"expected {what}, found {shown(found)}"

@@ -38,20 +38,17 @@ from typing import Any
 import numpy as np
 
 from governor.core import Constraint, Fallback, Trajectory, Verdict
-from governor.errors import ConfigError, expected
+from governor.errors import FOUND_LIMIT, ConfigError, expected, shown
 from governor.guard.messages import Message, Reply, ToolCall, messages_of
 from governor.guard.policy_values import SafetyValueSpec
 from governor.guard.tools import MISSING, lookup
 
 REMEMBERED = 64
 """Conversations whose latest refused call's recovery is kept (emptied when full)."""
-SHOWN_CHARS = 200
-"""The most characters of a call or a value a verdict quotes."""
 
 
 def _shown(value: Any) -> str:
-    text = "nothing" if value is MISSING else repr(value)
-    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "..."
+    return "nothing" if value is MISSING else shown(value)
 
 
 class SafetyValueConstraint(Constraint):
@@ -134,8 +131,8 @@ class SafetyValueConstraint(Constraint):
             why = f"expected one {s.tool} call per reply (one observation, one action)"
             return self._refuse(f"{why}, found {len(mine)}"), None
         call = reply.tool_calls[mine[0]]
-        shown = call.arguments[:SHOWN_CHARS] + ("..." if len(call.arguments) > SHOWN_CHARS else "")
-        what = f"the tool call {call.name}({shown})"
+        cut = call.arguments[:FOUND_LIMIT] + ("..." if len(call.arguments) > FOUND_LIMIT else "")
+        what = f"the tool call {call.name}({cut})"
         try:
             args = call.args()
         except ConfigError as exc:
