@@ -47,6 +47,7 @@ def test_the_sets_and_a_missing_set(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         "dev6",
         "dev7",
         "dev8",
+        "dev9",
         "heldout",
     )
     found = ltl_translate.run("dev2", limit=3)
