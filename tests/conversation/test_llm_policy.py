@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from governor.backends.base import Completion
 from governor.backends.scripted import ScriptedBackend
-from governor.conversation.llm_policy import SYSTEM_PROMPT, LLMChatPolicy, reply_candidate
+from governor.conversation.llm_policy import (
+    SYSTEM_PROMPT,
+    LLMChatPolicy,
+    reply_candidate,
+    whole_sentences,
+)
 from governor.conversation.session import ChatSession
 from governor.conversation.small_talk import SmallTalkConfig, small_talk_observer
 from governor.core import DecisionKind, Feedback, FeedbackKind, Trajectory
@@ -53,3 +59,21 @@ def test_policy_parameters_are_checked():
         LLMChatPolicy(ScriptedBackend([]), temperature=9.0)
     with pytest.raises(ConfigError, match="n:"):
         LLMChatPolicy(ScriptedBackend([]), n=0)
+
+
+def test_a_reply_cut_off_at_the_length_limit_keeps_only_its_whole_sentences():
+    cut = Completion("Sounds fun! I went there once. It was on the way to", "length")
+    bare = Completion("I was thinking that maybe we could go and", "length")
+    whole = Completion("Sounds fun! I went there once. It was on the way to", "stop")
+    policy = LLMChatPolicy(ScriptedBackend([cut, bare, whole]))
+    first, second, third = policy.propose(Trajectory("Been to the lake?"), None, 3)
+    assert first.valid and first.action == "Sounds fun! I went there once."
+    assert not second.valid and "cut off at the length limit" in (second.error or "")
+    assert third.action == whole.text  # a reply that ended by itself is left whole
+
+
+def test_whole_sentences_reads_quotes_and_ellipses():
+    assert whole_sentences('She said "hi." Then we') == 'She said "hi."'
+    assert whole_sentences("Well\u2026 maybe tomorrow") == "Well\u2026"
+    assert whole_sentences("no end at all") == ""
+    assert whole_sentences("see example.com for more") == ""

@@ -1,7 +1,8 @@
 """A scripted backend: it replays given replies. It is not a model and never says it is one.
 
 Used by tests and offline runs at the boundary where a model would be. Replies are consumed in
-order; a reply may be a string, an exception to raise, or a function of the messages.
+order; a reply may be a string, a ``Completion`` (to give its finish reason: ``length`` for a
+reply cut off at the token limit), an exception to raise, or a function of the messages.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from governor.backends.base import (
 from governor.errors import BackendError
 from governor.usage import Usage
 
-Reply = str | BaseException | Callable[[tuple[Message, ...]], str]
+Reply = str | Completion | BaseException | Callable[[tuple[Message, ...]], str]
 
 
 class ScriptedBackend(Backend):
@@ -40,7 +41,7 @@ class ScriptedBackend(Backend):
     def remaining(self) -> int:
         return len(self._replies)
 
-    def _next(self, messages: tuple[Message, ...]) -> str:
+    def _next(self, messages: tuple[Message, ...]) -> str | Completion:
         with self._lock:
             if not self._replies:
                 raise BackendError(f"{self.name}: expected another scripted reply, found none left")
@@ -52,10 +53,12 @@ class ScriptedBackend(Backend):
     def _chat(self, request: ChatRequest) -> ChatResult:
         messages, n = request.messages, request.n
         self.requests.append(messages)
-        texts = [self._next(messages) for _ in range(n)]
+        replies = [self._next(messages) for _ in range(n)]
+        done = [r if isinstance(r, Completion) else Completion(r, "stop") for r in replies]
         prompt = sum(word_tokens(m.content) for m in messages)
-        usage = Usage(calls=1, prompt_tokens=prompt, completion_tokens=sum(map(word_tokens, texts)))
-        return ChatResult(tuple(Completion(t, "stop") for t in texts), usage, self.name)
+        spent = sum(word_tokens(c.text) for c in done)
+        usage = Usage(calls=1, prompt_tokens=prompt, completion_tokens=spent)
+        return ChatResult(tuple(done), usage, self.name)
 
     def _embed(self, texts: list[str]) -> tuple[np.ndarray, Usage]:
         """Deterministic pseudo-embeddings from a hash of each text (for plumbing tests only)."""

@@ -6,13 +6,17 @@ rather than copying a transcript's speaker tags; see :mod:`.examples`), the dial
 assistant messages, and, when the observer has something to say, its feedback as a final system
 note. Replies end at a stop sequence (by default the end of the line: a small-talk turn is one
 line) or after ``max_tokens``. One request asks for ``n`` completions and counts as one LLM call
-(a backend records it). A reply that is empty, not text, or that repeats the instructions it was
-given (half of its words or more inside a word 4-gram of the system prompt or the note: a base
-model's way of failing) becomes an invalid candidate, which the observer never executes.
+(a backend records it). A reply cut off at ``max_tokens`` (finish reason ``length``) keeps its
+whole sentences only: the unfinished one is dropped, never judged or sent as if it were the
+reply. A reply that is empty, not text, cut off before its first sentence ended, or that repeats
+the instructions it was given (half of its words or more inside a word 4-gram of the system
+prompt or the note: a base model's way of failing) becomes an invalid candidate, which the
+observer never executes.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,6 +33,7 @@ SYSTEM_PROMPT = (
 )
 EXAMPLES_HEADER = "The first exchanges below are replies people gave (match their length and tone)."
 ECHO_LIMIT = 0.5  # a reply half made of 4-grams of its instructions repeats them
+_SENTENCE_END = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s|$)")
 NOTE = {
     FeedbackKind.IMPLICIT: "Note from your supervisor about your last reply: {text}",
     FeedbackKind.FORCED: "Your supervisor rejected your reply; write a new one. {text}",
@@ -88,7 +93,9 @@ class LLMChatPolicy(Policy):
         told = " ".join(
             m.content or "" for m in self.messages(traj, feedback) if m.role == "system"
         )
-        return [_not_an_echo(reply_candidate(c.text), told) for c in result.completions]
+        return [
+            _not_an_echo(reply_candidate(c.text, c.finish_reason), told) for c in result.completions
+        ]
 
 
 def _not_an_echo(candidate: Candidate[Any], instructions: str) -> Candidate[Any]:
@@ -100,11 +107,26 @@ def _not_an_echo(candidate: Candidate[Any], instructions: str) -> Candidate[Any]
     return candidate
 
 
-def reply_candidate(text: Any) -> Candidate[Any]:
-    """A valid candidate for non-empty text, else an invalid one saying what was found."""
+def whole_sentences(text: str) -> str:
+    """``text`` up to the end of its last whole sentence ('' when no sentence ends in it)."""
+    end = 0
+    for found in _SENTENCE_END.finditer(text):
+        end = found.end()
+    return text[:end]
+
+
+def reply_candidate(text: Any, finish_reason: str | None = None) -> Candidate[Any]:
+    """A valid candidate for non-empty text, else an invalid one saying what was found; a reply
+    cut off at the length limit keeps only its whole sentences."""
     if not isinstance(text, str):
         return Candidate.invalid(None, f"expected a text reply, found {type(text).__name__}")
     reply = text.strip()
     if not reply:
         return Candidate.invalid(text, "expected a text reply, found an empty one")
+    if finish_reason == "length":
+        reply = whole_sentences(reply)
+        if not reply:
+            return Candidate.invalid(
+                text, "expected a finished reply, found one cut off at the length limit"
+            )
     return Candidate(reply, reply)
