@@ -83,6 +83,7 @@ def rejected_by(overlays: list[Overlay], context: tuple[Turn, ...], reply: str) 
         ('I\'m watching "American Horror Story." süreç', "stray_tail", "stray word"),
         ("You can meet up to see if you can do it. Prozesse", "stray_tail", "stray word"),
         ("Somehow, she's my own. INTERVALS", "stray_tail", "stray word"),
+        ("And I like listening to them. matters", "stray_tail", "stray word"),
         ("I have a question, if you don't mind..." + "$" * 80, "repeated_symbols", "repeated"),
         ("Well, that's like what I'm used to in the big cities.yaml", "markup", "markup"),
         (
@@ -114,6 +115,8 @@ def test_degenerate_replies_are_rejected_and_named(
         "We grew up in the 1990s, and I got my iPhone on the 4th at 5pm.",
         "I sell old PowerPoint decks on eBay and chat on WhatsApp.",
         "Exactly. lol",
+        "What a finish. insane",
+        "Oh, I see. interesting",
         "We watched The Sixth Sense. Shyamalan",
         "That was great. haha!",
         "I read it on example.com",

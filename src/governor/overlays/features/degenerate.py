@@ -31,10 +31,15 @@ Six features, each 0 for ordinary human replies (calibrated on the human corpora
   conversation's language (Zipf frequency under :data:`RARE`: "... a good time. audiencia", a
   base model's drift into another language, or "... out of print. bloodstream", a word from
   nowhere; a word in capitals, "INTERVALS", is read the same way) or a capitalised one the
-  language does not know (under :data:`UNKNOWN`: "... Lambert. Kemudian"), or in a word glued to its last sentence's end ("... their
-  policy?perluan", "... at all.compared": a base model's next token with no space), else 0
-  (people end with "lol", "haha", "anyway", which are common, with names, which are capitalised
-  and known, or with a closing sentence, which is punctuated; a glued tail is 0.02% of theirs).
+  language does not know (under :data:`UNKNOWN`: "... Lambert. Kemudian"), or in one lower-case
+  word, however common, that is not a reaction ("... listening to them. matters": a base
+  model's next sentence begun and dropped; a reaction is what the tagger reads as an
+  interjection or an adjective, :data:`REACTIONS`: "lol", "haha", "wow", "funny", "insane"), or
+  in a word glued to its last sentence's end ("... their policy?perluan", "... at all.compared": a
+  base model's next token with no space), else 0 (people end with "lol", "haha", "nice chat",
+  which are common reactions, with names, which are capitalised and known, or with a closing
+  sentence, which is punctuated; a glued tail is 0.02% of theirs, a one-word tail other than a
+  reaction about 0.03%).
 
 The conversation's language is the one of :data:`LANGUAGES` whose word frequencies sum highest
 over the user's words (English when the user has not spoken, on a tie, or at once when 80% of the
@@ -51,7 +56,7 @@ from typing import Any
 
 from governor.overlays.features.base import DEFAULT_RESOURCES, Resources, register
 from governor.overlays.features.dialogue import Dialogue, last
-from governor.overlays.features.text import sentences, words, zipf
+from governor.overlays.features.text import sentences, tags, words, zipf
 
 LANGUAGES = ("en", "fr", "de", "es", "it", "pt", "nl")
 MIN_WORDS = 8  # non_words divides by at least this many words
@@ -62,6 +67,7 @@ ECHO_NGRAM = 4  # echo: word 4-grams shared with the user's turn
 TAIL_WORDS = 2  # stray_tail: the most words of a trailing fragment
 RARE = 4.0  # stray_tail: a lower-case word rarer than this Zipf frequency in the language
 UNKNOWN = 2.0  # stray_tail: a capitalised word rarer than this (not a name the language knows)
+REACTIONS = frozenset({"UH", "JJ"})  # stray_tail: tags of a one-word tail people write ("lol")
 PUNCT_RUN = 10  # repeated_symbols: a punctuation mark repeated more than this in a row counts
 ZWJ = "\u200d"  # the zero-width joiner inside emoji sequences is not counted as invisible
 _ORDINARY = frozenset(".,;:!?'\"-()*~…/&%$#@+=_")  # punctuation people repeat ("...", "!!!")
@@ -215,7 +221,15 @@ def stray_tail_of(text: str, lang: str = "en") -> float:
     if not 0 < len(tail) <= TAIL_WORDS:
         return 0.0
     rare = [w for w in tail if w.isalpha() and zipf(w, lang) < (UNKNOWN if w.istitle() else RARE)]
-    return 1.0 if rare else 0.0
+    return 1.0 if rare or _dropped_sentence(tail, text[-200:]) else 0.0
+
+
+def _dropped_sentence(tail: Sequence[str], text: str) -> bool:
+    """Whether a tail is one lower-case word that is not a reaction (see the module doc)."""
+    if len(tail) != 1 or not tail[0].isalpha() or not tail[0].islower():
+        return False
+    tagged = tags(text)
+    return bool(tagged) and tagged[-1][1] not in REACTIONS
 
 
 def _register(
