@@ -20,6 +20,7 @@ from governor.core import (
     Fallback,
     Feedback,
     FeedbackKind,
+    NoMoreProposals,
     Policy,
     RejectionCause,
     Step,
@@ -183,6 +184,22 @@ def test_failing_policy_falls_back_with_the_error_recorded():
     assert d.kind is DecisionKind.FALLBACK and d.action == 0
     assert d.cause is RejectionCause.ERROR and "endpoint down" in d.errors[0]
     assert d.attempts == ()
+
+
+def test_a_policy_with_no_more_proposals_falls_back_for_the_last_cause_not_an_error():
+    def once(feedback: Feedback | None) -> list[Any]:
+        if feedback is not None:
+            raise NoMoreProposals("text was released")
+        return [9]
+
+    _, d = decide(ListPolicy(once), [Below(5)], Constant(0), max_regenerations=3)
+    assert d.kind is DecisionKind.FALLBACK and d.action == 0 and len(d.attempts) == 1
+    assert d.cause is RejectionCause.EMPTY and d.errors == ()
+    assert d.reason.startswith(f"{RejectionCause.EMPTY}; text was released")
+    first = ListPolicy(lambda feedback: (_ for _ in ()).throw(NoMoreProposals("nothing to give")))
+    _, d = decide(first, [Below(5)], Constant(0))
+    assert d.kind is DecisionKind.FALLBACK and d.cause is RejectionCause.ERROR  # before any attempt
+    assert "nothing to give" in d.errors[0]
 
 
 def test_policy_returning_garbage_is_an_error_not_an_action():

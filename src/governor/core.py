@@ -315,6 +315,11 @@ class Constraint(ABC):
         return traj.memory.get(self.name)
 
 
+class NoMoreProposals(Exception):
+    """Raised by a policy that cannot propose again in this step (a streamed reply has already
+    released text): the step falls back for the last attempt's cause, and nothing failed."""
+
+
 class Policy(ABC):
     """The base policy: an LLM, a planner or a controller. It is never trusted."""
 

@@ -32,6 +32,7 @@ from governor.core import (
     DecisionKind,
     Fallback,
     Feedback,
+    NoMoreProposals,
     Policy,
     RejectionCause,
     Step,
@@ -120,7 +121,13 @@ class Observer:
         feedback = traj.feedback
         previous: frozenset[str] | None = None
         for n in range(cfg.max_regenerations + 1):
-            attempt, failure = self._attempt(traj, feedback, log, deadline)
+            try:
+                attempt, failure = self._attempt(traj, feedback, log, deadline)
+            except NoMoreProposals as stop:
+                if not attempts:
+                    return self._fall_back(traj, attempts, _failure("policy", stop, log), log)
+                last = attempts[-1].cause
+                return self._fall_back(traj, attempts, (last, f"{last}; {stop}"), log)
             if attempt is not None:
                 attempts.append(attempt)
             if failure is not None:
@@ -155,6 +162,8 @@ class Observer:
         """One proposal and its judgement; a failed stage is returned as (cause, reason)."""
         try:
             candidates = log.run("propose", lambda: self._propose(traj, feedback), _left(deadline))
+        except NoMoreProposals:
+            raise
         except Exception as exc:
             return None, _failure("policy", exc, log)
         rows: list[tuple[Verdict, ...]] = []

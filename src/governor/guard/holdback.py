@@ -28,8 +28,17 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from governor.core import Candidate, Decision, DecisionKind, Feedback, Policy, Trajectory, Verdict
-from governor.errors import ConfigError, GovernorError
+from governor.core import (
+    Candidate,
+    Decision,
+    DecisionKind,
+    Feedback,
+    NoMoreProposals,
+    Policy,
+    Trajectory,
+    Verdict,
+)
+from governor.errors import ConfigError
 from governor.guard.messages import Reply
 from governor.guard.prefix import PrefixJudgement, judgement_of
 from governor.guard.release import SENTENCE_END, ReleaseGate
@@ -51,10 +60,6 @@ def boundary(pending: str, chunk_tokens: int) -> int:
     if len(words) > chunk_tokens:
         at = words[-1].start()
     return at
-
-
-class AlreadyReleased(GovernorError):
-    """A regeneration was asked after text was released: the step goes to the fallback."""
 
 
 class _PrefixRefused(Exception):
@@ -127,7 +132,7 @@ class HoldBackUpstream(Policy):
         self, traj: Trajectory, feedback: Feedback | None, n: int
     ) -> Sequence[Candidate[Any]]:
         if self.gate.text:
-            raise AlreadyReleased(
+            raise NoMoreProposals(
                 f"text was released ({len(self.gate.text)} characters): no regeneration once"
                 " text is out"
             )
@@ -155,20 +160,6 @@ def streaming_observer(observer: Observer, gate: ReleaseGate, chunk_tokens: int)
         config=replace(observer.config, n_candidates=1),
         feedback=observer.feedback,
         arbiter=observer.arbiter,
-    )
-
-
-def settled(decision: Decision) -> Decision:
-    """``decision`` with a regeneration refused after a release told as what it was: the last
-    attempt's cause, not a failing policy."""
-    marker = f"policy failed: {AlreadyReleased.__name__}: "
-    if marker not in decision.reason or not decision.attempts:
-        return decision
-    return replace(
-        decision,
-        cause=decision.attempts[-1].cause,
-        reason=decision.reason.replace(marker, f"{decision.attempts[-1].cause}; "),
-        errors=tuple(e for e in decision.errors if AlreadyReleased.__name__ not in e),
     )
 
 

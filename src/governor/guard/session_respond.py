@@ -19,7 +19,7 @@ from typing import Any
 
 from governor.core import Decision, DecisionKind, Trajectory
 from governor.guard.choices import admitted_choices, choice_observer
-from governor.guard.holdback import executed_streamed, settled, streaming_observer
+from governor.guard.holdback import executed_streamed, streaming_observer
 from governor.guard.messages import Reply, Sampling
 from governor.guard.release import ReleaseGate
 from governor.guard.session_steps import GuardReply, SessionSteps
@@ -71,7 +71,6 @@ class RespondSteps(SessionSteps):
             decision = choice_observer(observer, sampling.n).step(traj)
             if gate is not None:
                 gate.close()
-                decision = settled(decision)
             choices = admitted_choices(decision, sampling.n) if sampling.n > 1 else ()
             if choices:  # none committed: the one the client goes on with comes back to it
                 reply, after = choices[0], replace(traj, feedback=decision.feedback or None)
