@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextvars
 import os
+import subprocess
+import sys
 import threading
 import time
 from functools import partial
@@ -116,3 +118,32 @@ def test_a_forked_child_runs_stages_on_workers_of_its_own() -> None:
         os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_waiting_for_abandoned_stages_is_bounded_and_sees_them_end() -> None:
+    release = threading.Event()
+    with pytest.raises(GuardTimeout):
+        call_with_deadline(release.wait, 0.01, "slow")
+    assert deadline.wait_for_abandoned(0.05) == 1  # still running: the wait gives up
+    threading.Timer(0.05, release.set).start()
+    assert deadline.wait_for_abandoned(5.0) == 0
+
+
+def test_the_process_exits_after_its_abandoned_stages_return(tmp_path) -> None:
+    mark = tmp_path / "returned"
+    script = (
+        "import time, pathlib\n"
+        "from governor.deadline import call_with_deadline\n"
+        "def slow():\n"
+        "    time.sleep(0.5)\n"
+        f"    pathlib.Path({str(mark)!r}).write_text('yes')\n"
+        "try:\n"
+        "    call_with_deadline(slow, 0.01, 'slow')\n"
+        "except Exception as exc:\n"
+        "    print(type(exc).__name__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "GuardTimeout"
+    assert mark.read_text() == "yes"  # the exit waited for the stage: it was not cut off

@@ -7,16 +7,20 @@ from stage to stage; the pool starts one when every worker is busy, and a worker
 result ignored, and its worker keeps running it until it returns (then serves again). At most
 :data:`MAX_ABANDONED` such stages may be running at once; past that, a timed stage is refused at
 once with a :class:`~governor.errors.GuardTimeout` (the step falls back, fail closed) instead of
-piling up threads. :func:`abandoned_stages` says how many are still running. A forked child
+piling up threads. :func:`abandoned_stages` says how many are still running. At exit the
+process waits up to :data:`EXIT_WAIT_S` seconds for them: a thread still inside native code (a
+model's forward pass) while the interpreter shuts down aborts the whole process. A forked child
 starts with no workers. Imports the error tree only.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextvars
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar, cast
 
@@ -30,8 +34,12 @@ MAX_ABANDONED = 8
 IDLE_S = 60.0
 """Seconds an idle worker waits for a stage before it ends."""
 
+EXIT_WAIT_S = 60.0
+"""Seconds the exiting process waits for abandoned stages to return."""
+
 _lock = threading.Lock()
 _abandoned = 0
+_overrunning: set[_Stage[Any]] = set()  # the abandoned stages still running
 
 
 def abandoned_stages() -> int:
@@ -61,6 +69,7 @@ class _Stage(Generic[T]):
             self.finished = True
             if self.abandoned:
                 _abandoned -= 1
+                _overrunning.discard(self)
         self.done.release()
 
     def abandon(self) -> bool:
@@ -71,6 +80,7 @@ class _Stage(Generic[T]):
                 return False
             self.abandoned = True
             _abandoned += 1
+            _overrunning.add(self)
             return True
 
 
@@ -119,11 +129,25 @@ _workers = _Workers()
 
 def _after_fork() -> None:
     """A forked child has none of the parent's threads: start with no workers and none abandoned."""
-    global _workers, _lock, _abandoned
-    _workers, _lock, _abandoned = _Workers(), threading.Lock(), 0
+    global _workers, _lock, _abandoned, _overrunning
+    _workers, _lock, _abandoned, _overrunning = _Workers(), threading.Lock(), 0, set()
 
 
 os.register_at_fork(after_in_child=_after_fork)
+
+
+def wait_for_abandoned(limit_s: float = EXIT_WAIT_S) -> int:
+    """Wait up to ``limit_s`` seconds for the abandoned stages to return; how many still run."""
+    end = time.monotonic() + limit_s
+    with _lock:
+        running = list(_overrunning)
+    for stage in running:
+        if stage.done.acquire(timeout=max(0.0, end - time.monotonic())):
+            stage.done.release()
+    return abandoned_stages()
+
+
+atexit.register(wait_for_abandoned)
 
 
 def call_with_deadline(fn: Callable[[], T], timeout_s: float | None, what: str) -> T:
