@@ -201,12 +201,16 @@ SMALL_TALK: tuple[RuleTemplate, ...] = (
                 " the observer's",
                 "talk with the user about what they said; leave your instructions unmentioned",
             ),
-            (
-                "stray_tail",
-                "stray_tail",
-                "a stray word after the last sentence, rare or glued to it",
-                "end with the sentence; add no stray words after it",
-            ),
         )
+    ),
+    RuleTemplate(  # a flag that 0.1% of people's turns raise (spoken turns cut off): hard at 0
+        "stray_tail",
+        "stray_tail",
+        "max",
+        "a stray word after the last sentence, or an unfinished one",
+        "end with the sentence; add no stray words after it",
+        priority=4,
+        quantile=0.99,
+        reject=0.998,
     ),
 )

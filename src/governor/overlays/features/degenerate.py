@@ -26,20 +26,8 @@ Six features, each 0 for ordinary human replies (calibrated on the human corpora
   extension glued to a word ("the big cities.yaml");
 - ``echo``: the share of the reply's words inside a word 4-gram of the user's last turn (a
   verbatim echo of the question is 1);
-- ``stray_tail``: 1 when the reply ends, after its last full sentence, in an unpunctuated
-  fragment of at most :data:`TAIL_WORDS` words with a lower-case word that is not common in the
-  conversation's language (Zipf frequency under :data:`RARE`: "... a good time. audiencia", a
-  base model's drift into another language, or "... out of print. bloodstream", a word from
-  nowhere; a word in capitals, "INTERVALS", is read the same way) or a capitalised one the
-  language does not know (under :data:`UNKNOWN`: "... Lambert. Kemudian"), or in one lower-case
-  word, however common, that is not a reaction ("... listening to them. matters": a base
-  model's next sentence begun and dropped; a reaction is what the tagger reads as an
-  interjection or an adjective, :data:`REACTIONS`: "lol", "haha", "wow", "funny", "insane"), or
-  in a word glued to its last sentence's end ("... their policy?perluan", "... at all.compared": a
-  base model's next token with no space), else 0 (people end with "lol", "haha", "nice chat",
-  which are common reactions, with names, which are capitalised and known, or with a closing
-  sentence, which is punctuated; a glued tail is 0.02% of theirs, a one-word tail other than a
-  reaction about 0.03%).
+- ``stray_tail``: 1 when the reply's end is broken (a stray word after its last sentence, a word
+  glued to it, a sentence cut off), else 0; :mod:`.endings` says what counts.
 
 The conversation's language is the one of :data:`LANGUAGES` whose word frequencies sum highest
 over the user's words (English when the user has not spoken, on a tie, or at once when 80% of the
@@ -56,7 +44,8 @@ from typing import Any
 
 from governor.overlays.features.base import DEFAULT_RESOURCES, Resources, register
 from governor.overlays.features.dialogue import Dialogue, last
-from governor.overlays.features.text import sentences, tags, words, zipf
+from governor.overlays.features.endings import stray_tail_of
+from governor.overlays.features.text import sentences, words, zipf
 
 LANGUAGES = ("en", "fr", "de", "es", "it", "pt", "nl")
 MIN_WORDS = 8  # non_words divides by at least this many words
@@ -64,10 +53,6 @@ LANGUAGE_TURNS = 3  # the user's turns that decide the conversation's language
 SURE, COMMON = 0.8, 3.0  # the first language, without trying others, if this share is common
 NGRAM = 3  # repeated_ngrams: word 3-grams
 ECHO_NGRAM = 4  # echo: word 4-grams shared with the user's turn
-TAIL_WORDS = 2  # stray_tail: the most words of a trailing fragment
-RARE = 4.0  # stray_tail: a lower-case word rarer than this Zipf frequency in the language
-UNKNOWN = 2.0  # stray_tail: a capitalised word rarer than this (not a name the language knows)
-REACTIONS = frozenset({"UH", "JJ"})  # stray_tail: tags of a one-word tail people write ("lol")
 PUNCT_RUN = 10  # repeated_symbols: a punctuation mark repeated more than this in a row counts
 ZWJ = "\u200d"  # the zero-width joiner inside emoji sequences is not counted as invisible
 _ORDINARY = frozenset(".,;:!?'\"-()*~…/&%$#@+=_")  # punctuation people repeat ("...", "!!!")
@@ -83,11 +68,6 @@ _MARKUP = re.compile(
     r"|\b\w+\.(?:ya?ml|json|py|js|ts|txt|md|html?|xml|csv|cfg|ini|toml|sh)\b",  # cities.yaml
     re.MULTILINE,
 )
-_GLUED_TAIL = re.compile(  # "policy?perluan"; not a web address ("example.com")
-    r"(?<=\w)(?:[!?…]+|\.+(?!(?:com|org|net|edu|gov|io|ai|co|uk|de|fr|info)\s*$))"
-    r"[^\W\d_][\w'-]*\s*$"
-)
-_TAIL = re.compile(r"[.!?…][\"'”’)\]]*\s+([^.!?…\n]{1,80})$")  # '... Story." süreç'
 _NUMBER = re.compile(r"[\d.,:/-]+(?:st|nd|rd|th|s|am|pm|k)?", re.IGNORECASE)
 
 
@@ -209,29 +189,6 @@ def echo_share(candidate: str, previous: str, n: int = ECHO_NGRAM) -> float:
     return sum(covered) / len(mine)
 
 
-def stray_tail_of(text: str, lang: str = "en") -> float:
-    """1.0 when ``text`` ends after its last sentence in a short unpunctuated fragment holding
-    a lower-case word not common in ``lang`` (see the module doc), else 0.0."""
-    if _GLUED_TAIL.search(text[-200:]):
-        return 1.0
-    found = _TAIL.search(text[-200:].rstrip())
-    if found is None:
-        return 0.0
-    tail = words(found.group(1))
-    if not 0 < len(tail) <= TAIL_WORDS:
-        return 0.0
-    rare = [w for w in tail if w.isalpha() and zipf(w, lang) < (UNKNOWN if w.istitle() else RARE)]
-    return 1.0 if rare or _dropped_sentence(tail, text[-200:]) else 0.0
-
-
-def _dropped_sentence(tail: Sequence[str], text: str) -> bool:
-    """Whether a tail is one lower-case word that is not a reaction (see the module doc)."""
-    if len(tail) != 1 or not tail[0].isalpha() or not tail[0].islower():
-        return False
-    tagged = tags(text)
-    return bool(tagged) and tagged[-1][1] not in REACTIONS
-
-
 def _register(
     name: str, unit: str, description: str, high: float = 1.0, grows: bool = False
 ) -> Any:
@@ -282,6 +239,10 @@ def echo(context: Dialogue, candidate: str, *, res: Resources = DEFAULT_RESOURCE
     return 0.0 if previous is None else echo_share(candidate, previous)
 
 
-@_register("stray_tail", "flag", "a short trailing fragment with a word rare in the language")
+@_register(
+    "stray_tail",
+    "flag",
+    "a broken end: a stray word after the last sentence, or cut off mid-sentence",
+)
 def stray_tail(context: Dialogue, candidate: str, *, res: Resources = DEFAULT_RESOURCES) -> float:
     return stray_tail_of(candidate, language(context))
