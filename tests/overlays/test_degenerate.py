@@ -157,7 +157,9 @@ def test_both_shipped_files_carry_the_calibrated_overlays(path: Path) -> None:
     rules = {r["name"]: r for r in doc["overlays"]}
     for name in NAMES:
         assert rules[name]["kind"] == "prohibitory"
-        assert rules[name]["calibration"]["reject_quantile"] == 0.999
+        hard = 0.998 if name == "stray_tail" else 0.999  # a flag some spoken turns raise
+        assert rules[name]["calibration"]["reject_quantile"] == hard
+        assert rules[name]["epsilon"] == 0.0 or name not in ("stray_tail", "mixed_scripts")
         assert 1 - held["false_positive"][name] >= 0.95
 
 
