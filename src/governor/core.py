@@ -63,6 +63,9 @@ class Verdict:
     cause: RejectionCause | None = None
     """The constraint's own name for why it rejects, when it has one (a lookahead constraint:
     ``lookahead_failure``); the arbiter names that cause when every rejection carries it."""
+    repair: Any = None
+    """A safe replacement for the rejected action that the constraint proposes, when it has one
+    (a safety value's safest action); a fallback may execute it (recovery, not bare refusal)."""
 
     def __post_init__(self) -> None:
         # the common case, decided from exact types alone (a verdict it does not settle, e.g. an
@@ -142,10 +145,20 @@ class Verdict:
         confidence: float = 1.0,
         severity: Severity = Severity.HIGH,
         cause: RejectionCause | None = None,
+        repair: Any = None,
     ) -> Verdict:
-        """Inadmissible: ``deviation`` past the boundary, explained by ``descriptor``."""
+        """Inadmissible: ``deviation`` past the boundary, explained by ``descriptor``; ``repair``
+        is the safe replacement the constraint proposes, if any."""
         return cls(
-            constraint, False, deviation, margin, confidence, descriptor, severity, cause=cause
+            constraint,
+            False,
+            deviation,
+            margin,
+            confidence,
+            descriptor,
+            severity,
+            cause=cause,
+            repair=repair,
         )
 
     @classmethod

@@ -200,6 +200,8 @@ def test_an_unsafe_action_is_replaced_by_the_safest_one(spec: SafetyValueSpec) -
     assert rejected["constraint"] == "stay_on_road"
     assert f"safety value {q[1]:.3f} <= margin 0.000" in rejected["descriptor"]
     assert f"the safest action is direction='{safest}'" in rejected["descriptor"]
+    (refusal,) = (v for v in out.decision.verdicts if v.constraint == "stay_on_road")
+    assert refusal.repair == out.reply  # the recovery travels in the refusal itself
 
 
 def test_without_recovery_the_refusal_is_the_fallback_text(spec: SafetyValueSpec) -> None:

@@ -97,6 +97,7 @@ def test_each_verdict_record_is_its_own_dict_with_the_severity_by_name() -> None
         "severity": "MEDIUM",
         "error": None,
         "cause": None,
+        "repair": None,
     }
     back = decision_from_record(json.loads(json.dumps(record)))
     assert back.verdicts[0] == shared and back.attempts[0].verdicts[1][1].deviation == 0.25

@@ -176,6 +176,7 @@ def test_records_hold_every_field(path: Path) -> None:
         "severity": "LOW",
         "error": None,
         "cause": None,
+        "repair": None,
     }
     assert wf["action"] == {"say": "hello", "to": ["user", 1]}
     assert wf["feedback"] == {"kind": "implicit", "text": IMPLICIT.text, "constraints": ["brevity"]}

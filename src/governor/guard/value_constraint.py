@@ -20,9 +20,8 @@ fails the margin too (the LTL rules still judge the recovery).
 refusal by Q it offers the refused reply with the action replaced by the safest one (the same
 call id, the other arguments kept; where every action fails the margin, the safest is still the
 least bad one, as in a safety filter, even when it is the refused action itself); any other
-refusal goes to the policy's fallback texts. The observer hands a fallback the verdicts, not the
-candidates, so the constraint remembers the recovery of the latest call it refused, per
-conversation. Imports the core types, the error tree, the guard's messages, tools paths and
+refusal goes to the policy's fallback texts. The recovery travels in the refusal itself
+(``Verdict.repair``), so nothing is remembered between the check and the fallback. Imports the core types, the error tree, the guard's messages, tools paths and
 policy section (the filter itself comes from the checkpoint's task).
 """
 
@@ -31,7 +30,6 @@ from __future__ import annotations
 import copy
 import json
 import math
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -42,9 +40,6 @@ from governor.errors import FOUND_LIMIT, ConfigError, expected, shown
 from governor.guard.messages import Message, Reply, ToolCall, messages_of
 from governor.guard.policy_values import SafetyValueSpec
 from governor.guard.tools import MISSING, lookup
-
-REMEMBERED = 64
-"""Conversations whose latest refused call's recovery is kept (emptied when full)."""
 
 
 def _shown(value: Any) -> str:
@@ -61,8 +56,6 @@ class SafetyValueConstraint(Constraint):
         self.name = spec.name
         self.task = spec.learned.model.task
         self.filter = self.task.safety_filter(self.q_values, spec.margin, spec.name)
-        self._recoveries: dict[int, tuple[Any, Reply | None]] = {}
-        self._lock = threading.Lock()
 
     def q_values(self, observation: Any) -> np.ndarray:
         """Q of every action at ``observation`` (a ValueError when one is not finite)."""
@@ -109,48 +102,32 @@ class SafetyValueConstraint(Constraint):
         mine = [i for i, c in enumerate(reply.tool_calls) if c.name == self.spec.tool]
         if not mine:
             return Verdict.allow(self.name)
-        verdict, recovery = self._judge(traj, reply, mine)
-        if not verdict.admissible and verdict.error is None:
-            with self._lock:
-                if len(self._recoveries) >= REMEMBERED:
-                    self._recoveries.clear()
-                self._recoveries[id(traj.observation)] = (traj.observation, recovery)
-        return verdict
+        return self._judge(traj, reply, mine)
 
-    def recovery(self, traj: Trajectory) -> Reply | None:
-        """The recovery of the latest call refused by Q in this conversation (None: none)."""
-        with self._lock:
-            hit = self._recoveries.get(id(traj.observation))
-        return hit[1] if hit is not None and hit[0] is traj.observation else None
-
-    def _judge(
-        self, traj: Trajectory, reply: Reply, mine: Sequence[int]
-    ) -> tuple[Verdict, Reply | None]:
+    def _judge(self, traj: Trajectory, reply: Reply, mine: Sequence[int]) -> Verdict:
         s = self.spec
         if len(mine) > 1:
             why = f"expected one {s.tool} call per reply (one observation, one action)"
-            return self._refuse(f"{why}, found {len(mine)}"), None
+            return self._refuse(f"{why}, found {len(mine)}")
         call = reply.tool_calls[mine[0]]
         cut = call.arguments[:FOUND_LIMIT] + ("..." if len(call.arguments) > FOUND_LIMIT else "")
         what = f"the tool call {call.name}({cut})"
         try:
             args = call.args()
         except ConfigError as exc:
-            return self._refuse(f"{what}: {exc}"), None
+            return self._refuse(f"{what}: {exc}")
         found = lookup(args, s.argument)
         index = s.action_of(found)
         if index is None:
             choices = " or ".join(repr(a) for a in s.actions)
             argument = ".".join(s.argument)
-            return self._refuse(
-                f"{what}: {argument}: expected {choices}, found {_shown(found)}"
-            ), None
+            return self._refuse(f"{what}: {argument}: expected {choices}, found {_shown(found)}")
         observation, problem = self.observation(messages_of(traj.observation))
         if problem is not None:
-            return self._refuse(f"{what}: no observation to judge it on: {problem}"), None
+            return self._refuse(f"{what}: no observation to judge it on: {problem}")
         verdict = self.filter.check(Trajectory(observation), index)
         if verdict.admissible:
-            return verdict, None
+            return verdict
         q = self.q_values(observation)
         safe = int(np.argmax(q))
         label = self.filter.labels[safe].lower()
@@ -159,8 +136,10 @@ class SafetyValueConstraint(Constraint):
             f"{what}: {verdict.descriptor}; the safest action is {argument}="
             f"{s.actions[safe]!r} ({label}, safety value {q[safe]:.3f})"
         )
-        verdict = Verdict.reject(self.name, verdict.deviation, descriptor, margin=verdict.margin)
-        return verdict, self._replaced(reply, mine[0], args, s.actions[safe])
+        repair = self._replaced(reply, mine[0], args, s.actions[safe])
+        return Verdict.reject(
+            self.name, verdict.deviation, descriptor, margin=verdict.margin, repair=repair
+        )
 
     def _refuse(self, why: str) -> Verdict:
         return Verdict.reject(self.name, 1.0, f"refused unchecked: {why}")
@@ -193,10 +172,9 @@ class ValueRecovery(Fallback):
 
     def act(self, traj: Trajectory, verdicts: Sequence[Verdict]) -> Any:
         name = self.constraint.name
-        if any(v.constraint == name and not v.admissible and v.error is None for v in verdicts):
-            recovery = self.constraint.recovery(traj)
-            if recovery is not None:
-                return recovery
+        for v in verdicts:
+            if v.constraint == name and not v.admissible and isinstance(v.repair, Reply):
+                return v.repair
         return self.inner.act(traj, verdicts)
 
 
