@@ -405,3 +405,8 @@ class Decision:
     @property
     def regenerations(self) -> int:
         return max(0, len(self.attempts) - 1)
+
+    @property
+    def judging_seconds(self) -> float:
+        """Time the guard spent on this step (checks, feedback, fallback): all but proposing."""
+        return sum(s for stage, s in self.latency.items() if stage != "propose")

@@ -38,6 +38,8 @@ class Episode:
     usage: Usage
     trajectory: Trajectory
     info: Mapping[str, Any] = field(default_factory=dict)
+    propose_seconds: float = 0.0  # the base policy's time over the episode (the model's)
+    judging_seconds: float = 0.0  # the guard's time over the episode (checks, feedback, fallback)
 
     @property
     def intervention_rate(self) -> float:
@@ -78,8 +80,11 @@ def run_episode(
     interventions = regenerations = 0
     usage = Usage()
     outcome = "truncated"
+    proposing = judging = 0.0
     while True:
         decision = observer.step(traj)
+        proposing += decision.latency.get("propose", 0.0)
+        judging += decision.judging_seconds
         kinds[decision.kind.value] += 1
         interventions += decision.intervened
         regenerations += decision.regenerations
@@ -103,7 +108,17 @@ def run_episode(
         if truncated:
             break
     result = Episode(
-        episode, outcome, traj.t, interventions, regenerations, dict(kinds), usage, traj, traj.info
+        episode,
+        outcome,
+        traj.t,
+        interventions,
+        regenerations,
+        dict(kinds),
+        usage,
+        traj,
+        traj.info,
+        proposing,
+        judging,
     )
     if trace is not None:
         trace.record_episode(episode, result.summary())

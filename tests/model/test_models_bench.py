@@ -49,6 +49,8 @@ def test_every_llm_path_at_the_tiny_budget(local_model: HFBackend, tmp_path: Pat
     assert sum(g["llm_calls"] for g in driving.values()) == rows["driving"]["llm_calls"]
     for guard in driving.values():  # one counted call per proposal, one proposal per step
         assert guard["llm_calls"] == round(guard["mean_steps"]) and guard["deferred_steps"] >= 0
+        assert 0 <= guard["guard_share_of_model_time"] < 1  # the model's time is the most
+    assert driving["none"]["guard_share_of_model_time"] < 0.01  # no check: near nothing
     talk = rows["smalltalk"]["measures"]
     calls = sum(talk[c]["llm_calls_per_turn"] * talk[c]["turns"] for c in ("base", "observer"))
     assert round(calls) == rows["smalltalk"]["llm_calls"]
@@ -58,6 +60,9 @@ def test_every_llm_path_at_the_tiny_budget(local_model: HFBackend, tmp_path: Pat
     chip = rows["safety-chip"]["measures"]["rows"]
     assert [r["agent"] for r in chip] == ["base", "nl_constraints", "safety_chip"]
     assert sum(r["llm_calls"] for r in chip) == rows["safety-chip"]["llm_calls"]
+    shares = rows["safety-chip"]["measures"]["guard_share_of_model_time"]
+    assert set(shares) == {"base", "nl_constraints", "safety_chip"}
+    assert all(x is None or x >= 0 for x in shares.values())
     zero = rows["reguard-zero-shot"]["measures"]
     assert zero["exact_filter"]["llm_calls"] == 0 and zero["verdicts_vs_exact"]["judged"] >= 1
     assert sum(zero["answers"].values()) >= zero["verdicts_vs_exact"]["judged"]

@@ -91,6 +91,9 @@ def driving_path(backend: Backend, b: Budget) -> PathResult:
             **{k: v for k, v in dataclasses.asdict(row).items() if k not in ("policy", "guard")},
             "truncated_rate": sum(e.outcome == "truncated" for e in episodes) / len(episodes),
             "deferred_steps": sum(e.decisions.get("defer", 0) for e in episodes),
+            "guard_share_of_model_time": share(
+                sum(e.judging_seconds for e in episodes), sum(e.propose_seconds for e in episodes)
+            ),
         }
     budget = {"episodes": cfg.episodes, "horizon": b.driving_horizon, "guards": list(GUARDS)}
     decoding = {
@@ -144,7 +147,24 @@ def smalltalk_path(backend: Backend, b: Budget) -> PathResult:
 def observer_share(turns: list[TurnResult]) -> float | None:
     """The observer's time (checks, feedback, fallback) over the model's proposing time."""
     model = sum(t.decision.latency.get("propose", 0.0) for t in turns)
-    return sum(t.observer_seconds for t in turns) / model if model > 0 else None
+    return share(sum(t.observer_seconds for t in turns), model)
+
+
+def share(guard_seconds: float, model_seconds: float) -> float | None:
+    """The guard's time over the model's (None when the model took no time)."""
+    return guard_seconds / model_seconds if model_seconds > 0 else None
+
+
+def agent_shares(records: list[dict[str, Any]]) -> dict[str, float | None]:
+    """Per agent (the first part of a record's episode id), the guard's time over the model's,
+    from decision records' stage latencies."""
+    sums: dict[str, list[float]] = {}
+    for r in records:
+        agent = str(r.get("episode", "")).split("-", 1)[0]
+        guard_model = sums.setdefault(agent, [0.0, 0.0])
+        for stage, ms in r["latency_ms"].items():
+            guard_model[stage == "propose"] += float(ms)
+    return {agent: share(g, m) for agent, (g, m) in sums.items()}
 
 
 def degenerate_counts(turns: list[TurnResult]) -> dict[str, Any]:
@@ -189,6 +209,7 @@ def safety_chip_path(backend: Backend, b: Budget) -> PathResult:
         "rows": result["averages"],
         "untranslated": result["untranslated"],
         "unachievable": result["unachievable"],
+        "guard_share_of_model_time": agent_shares(records),
     }
     budget = {k: getattr(cfg, k) for k in ("tasks", "constraints", "repeats", "max_steps")}
     budget["max_regenerations"] = cfg.max_regenerations

@@ -38,12 +38,14 @@ def driving_lines(m: dict[str, Any]) -> Iterator[list[str]]:
         "steps",
         "LLM calls",
         "invalid",
+        "guard/model time",
     ]
     for guard, r in m.items():
         yield [
             guard, _pct(r["success_rate"]), _pct(r["failure_rate"]), _pct(r["stop_rate"]),
             _pct(r["truncated_rate"]), str(r["deferred_steps"]), _pct(r["intervention_rate"]),
             f"{r['mean_steps']:.1f}", str(r["llm_calls"]), str(r["invalid_replies"]),
+            _share(r.get("guard_share_of_model_time")),
         ]  # fmt: skip
 
 
@@ -91,11 +93,23 @@ def likeness_lines(m: dict[str, Any]) -> Iterator[list[str]]:
 
 
 def chip_lines(m: dict[str, Any]) -> Iterator[list[str]]:
-    yield ["agent", "experiment", "episodes", "success", "safety", "LLM calls", "halted", "regen"]
+    yield [
+        "agent",
+        "experiment",
+        "episodes",
+        "success",
+        "safety",
+        "LLM calls",
+        "halted",
+        "regen",
+        "guard/model time",
+    ]
+    shares = m.get("guard_share_of_model_time", {})
     for r in m["rows"]:
         yield [
             r["agent"], r["experiment"], str(r["episodes"]), _pct(r["success_rate"]),
             _pct(r["safety_rate"]), str(r["llm_calls"]), str(r["halted"]), str(r["regenerations"]),
+            _share(shares.get(r["agent"])),
         ]  # fmt: skip
 
 

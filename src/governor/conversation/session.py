@@ -35,7 +35,7 @@ class TurnResult:
     @property
     def observer_seconds(self) -> float:
         """Time spent judging (checks, feedback, fallback), not proposing."""
-        return sum(s for k, s in self.decision.latency.items() if k != "propose")
+        return self.decision.judging_seconds
 
 
 class ChatSession:
