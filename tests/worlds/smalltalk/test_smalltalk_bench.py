@@ -40,6 +40,7 @@ def test_result_schema_and_rates(result: dict):
         assert len(c["replies"]) == 9 and all(r["reply"] and r["user"] for r in c["replies"])
         fallbacks = sum(r["decision"] == "fallback" for r in c["replies"])
         assert fallbacks == c["fallbacks"]
+        assert all(r["reason"] and r["candidates"] for r in c["replies"])  # why, and what was seen
     base = result["conversations"][0]
     assert base["implicit_rate"] == base["forced_rate"] == base["regenerations"] == 0
     assert result["base_label"] == "retrieval responder (not a model)"

@@ -80,7 +80,8 @@ def summarize(
         "observer_ms_p50": 1000 * statistics.median([t.observer_seconds for t in turns] or [0.0]),
         "replies": [
             {"user": t.context[-1].text if t.context else "", "reply": t.reply}
-            | {"decision": t.decision.kind.value}
+            | {"decision": t.decision.kind.value, "reason": t.decision.reason}
+            | {"candidates": [c.text for a in t.decision.attempts for c in a.candidates]}
             for t in turns
         ],
     }
