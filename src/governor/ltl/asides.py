@@ -4,7 +4,9 @@ frame a rule or give its reason without constraining anything.
 - *framing*: an opening "Could you please", "Can you", "I would appreciate it if you", "Just
   so you know,", "To be clear,", "The rule is:", "Here is what I need:" and a closing "if you
   can", "if possible", "please", "thanks" ask or announce; the rule is what they frame.
-- *reasons*: "because ...", "so that ...", "given that ...", and "since" /
+- *reasons*: "because ...", "so that ...", "given that ...", "so" before a subject right after
+  the rule ("close it at the next step so the cat can't get out", "..., so nobody trips"), and
+  "since" /
   "as" after a comma before a subject ("..., since the floor is wet", "..., as it is unsafe")
   give the reason of a rule. A reason runs to the sentence end or to a comma before a new clause
   (", and", ", but", ", so", ", then", ...); one that opens a sentence ("Because the floor is
@@ -61,6 +63,10 @@ _NEW_CLAUSE = _words(
     " stay keep go avoid visit"
 )
 """Words after a comma that start a new clause: the end of a reason said after the rule."""
+_NOBODY = _words("nobody noone nothing everyone everybody")
+"""Subjects of a purpose after "so" even after a comma ("..., so nobody sneaks in"); after a
+comma, "so" before another subject may open the rule's own consequence ("..., so the robot
+must keep out of it")."""
 _ENDS = frozenset({".", ""})
 
 
@@ -78,6 +84,8 @@ def _reason_at(toks: Sequence[str], i: int) -> bool:
     if any(_at(toks, i, r) for r in _REASONS):
         return True
     nxt = toks[i + 1] if i + 1 < len(toks) else ""
+    if toks[i] == "so" and i > 0:  # "close it at once so the cat can't get out"
+        return nxt in _NOBODY or (toks[i - 1] != "," and nxt in _SUBJECTS)
     return toks[i] in _SUBJECT_REASONS and i > 0 and toks[i - 1] == "," and nxt in _SUBJECTS
 
 

@@ -7,6 +7,7 @@ Imports the readings and the clause kit.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import replace
 
@@ -116,8 +117,11 @@ def _only_then(m: re.Match[str], c: Clause) -> Parse | None:
 def _sequence(m: re.Match[str], c: Clause) -> Parse | None:
     text = m["l"]
     places = names(text)
-    if len(set(places)) < len(places):
-        return None
+    if len(set(places)) < len(places):  # "A, then B, and after that back to A": a sequence
+        plain = set(re.findall(r"[A-Z]+", text)) <= {"P", "COMMA", "AND", "THEN"}
+        adjacent = any(a == b for a, b in itertools.pairwise(places))
+        loose = plain and "THEN" in text and not adjacent and not {"ORDER", "STRICT"} & c.flags
+        return one(reading("sequenced_visit", places)) if loose else None
     once = re.search(r"\b(?:EQ|N)_1\b", m.group(0)) is not None
     c2 = replace(c, flags=c.flags | ({"STRICT"} if once else set()))
     if "BEFORE" in text and "THEN" not in text:

@@ -30,6 +30,8 @@ from governor.ltl.readings import Parse, Reading
     r" (?:IF|WHENEVER|WHILE) NOT (?P=y)$",
     r"^(?:IF|WHENEVER|WHILE) (?P<y>{P}) (?:COMMA )?(?P<x>{P}) (?:COMMA )?(?:AND )?"
     r"(?:IF|WHENEVER|WHILE) NOT (?P=y) (?:COMMA )?NOT (?P=x)$",
+    r"^(?:IF|WHENEVER|WHILE) (?P<y>{P}) (?:COMMA )?(?P<x>{P}) (?:COMMA )?(?:AND )?NOT (?P=x)"
+    r" (?:IF|WHENEVER|WHILE) NOT (?P=y)$",
 )
 def iff(m: re.Match[str], c: Clause) -> Parse | None:
     """ "b if and only if a" (either one at the next step); "b at the next step if a, and not b
@@ -54,8 +56,8 @@ def iff(m: re.Match[str], c: Clause) -> Parse | None:
 def _wait(m: re.Match[str], c: Clause) -> Parse | None:
     groups = m.groupdict()
     a = groups.get("a") or groups.get("s") or ""
-    kept = "REPEAT" in c.flags and a in c.props  # "keep the light on until b"
-    if groups.get("s") and a not in c.stative and not kept:
+    kept = "REPEAT" in c.flags or a in c.props  # "keep the light on", "the valve stays open"
+    if groups.get("s") and a not in c.stative and not (kept and a in c.props):
         return None
     return one(reading("wait", (a, m["b"])))
 

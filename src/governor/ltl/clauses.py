@@ -54,7 +54,7 @@ def read(
     """The clauses of a sentence: one parse, or a conjunction of as few clauses as can be read
     (cut at clause boundaries, at most :data:`MAX_SPLITS` of them); None when nothing reads it."""
     places, props = frozenset(places), frozenset(props)
-    symbols, permitted = prepare(symbols, places)
+    symbols, permitted = prepare(symbols, places, props)
     while symbols and symbols[-1] in ("STOP", "COMMA"):
         symbols = symbols[:-1]
     cuts = [i for i, s in enumerate(symbols) if s in ("STOP", "BUT", "COMMA", "AND")]
@@ -64,7 +64,7 @@ def read(
         for i in range(j):
             done = best[i]
             segment = symbols[bounds[i] + 1 : bounds[j]]
-            if done is None or not segment:
+            if done is None or not segment or _negation_after_stop(segment):
                 continue
             found = read_clause(clean(segment, places, props))
             if found is not None:
@@ -73,6 +73,17 @@ def read(
                 break
     parses = best[-1] or None
     return [_relax(p) for p in parses] if parses and permitted else parses
+
+
+_BARE = frozenset({"NOT", "AGAIN", "MUST", "CAN", "STOP"})
+
+
+def _negation_after_stop(segment: list[str]) -> bool:
+    """Whether a sentence inside the segment is a bare negation that names nothing ("Go to A,
+    then B. Never go back." is no "B, never": the return's place is unsaid)."""
+    k = segment.index("STOP") + 1 if "STOP" in segment[:-1] else len(segment)
+    rest = segment[k:]
+    return bool(rest) and rest[0] == "NOT" and set(rest) <= _BARE
 
 
 def _relax(p: Parse) -> Parse:

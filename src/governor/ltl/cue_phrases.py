@@ -38,7 +38,8 @@ NUMBERS = {
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "single": 1, "twice": 2, "thrice": 3,
 }  # fmt: skip
 _CUES = {
-    "NOT": "not|never|cannot|no|avoid|avoiding|avoided|keep off|keep off of|stay off|stay off of"
+    "NOT": "not|never|cannot|no|anywhere except|anywhere but|everywhere except|everywhere but"
+    "|any place except|any room except|avoid|avoiding|avoided|keep off|keep off of|stay off|stay off of"
     "|stay away from|keep away from|keep out of|stay out|keep well clear of|stay well clear of|steer well clear of|well clear of|well away from"
     " of|keep clear of|steer clear of|off limits|away from|forbidden|prohibited|banned|out of bounds|refrain"
     " from|hold off on|hold off|without|no longer|nobody|nowhere|under no circumstances|at no point|none|none of them|neither"
@@ -72,7 +73,7 @@ _CUES = {
     "EVENTUALLY": "eventually|at some point|sooner or later|in the future|at some time|some time|"
     "sometime|at a later point|at some later point|some time later",
     "FOLLOWED": "followed by|be followed by|is followed by|followed",
-    "PERMIT": "is fine|are fine|is ok|is okay|are ok|are okay|is allowed|are allowed|is permitted|"
+    "PERMIT": "is up to you|are up to you|is your call|is your choice|is fine|are fine|is ok|is okay|are ok|are okay|is allowed|are allowed|is permitted|"
     "are permitted|does not matter|do not matter|do not care|no matter|is acceptable|is no problem"
     "|is not a problem|is alright|is all right|are no problem|are not a problem|no problem|are acceptable"
     "|does not break anything|do not break anything|does no harm|do no harm|is harmless|are harmless"
@@ -92,7 +93,9 @@ _CUES = {
     " order listed|in the listed order|in sequence|in that sequence|in this sequence|one after"
     " the other|one after another|in that exact order|in this exact order|in the exact order|in exactly"
     " this order|in exactly that order|in the stated order|in the same order|sequentially|in the order"
-    " shown|in the order stated|in the order named|in the order i listed|in the order i gave|with no skipping ahead|without skipping ahead|no skipping ahead|never skipping ahead|with no skipping|without skipping|no skipping",
+    " shown|in the order stated|in the order named|in the order i listed|in the order i gave|with no skipping ahead|without skipping ahead|no skipping ahead|never skipping ahead|with no skipping|without skipping|no skipping"
+    "|not the other way round|not the other way around|never the other way round|never the other"
+    " way around",
     "ANYORDER": "do not care about the order|the order does not matter|order does not matter|any"
     " order is fine|in any order you like|in whatever order you like|the order is up to you|in any"
     " order|in whatever order|in no particular order|any order|either order|in any sequence|no particular"
@@ -100,7 +103,9 @@ _CUES = {
     "|regardless of order|in whichever order|the order is irrelevant|order is irrelevant|which one"
     " comes first is up to you|which comes first is up to you|which one you do first is up to you"
     "|which one first is up to you|the order is your choice|the order is your call|you choose the"
-    " order|you pick the order",
+    " order|you pick the order|which one comes first is up to it|which comes first is up to it"
+    "|not in any particular order|i do not mind which comes first|i do not mind which one comes"
+    " first|i do not mind the order|i do not care which comes first",
     "ANY": "all of|each of|both|every one of|all|each|every|them",
     "REPEAT": "keep|keep on|patrol|patrolling|without end|without stopping|never stopping|never"
     " ending|back and forth between|to and fro between|never just once and done|not just once and done|time after time|non stop|nonstop|repeatedly|again and again|over and over|over and "
@@ -110,14 +115,16 @@ _CUES = {
     "|with no end|without an end|unendingly|on repeat|endless|endlessly|unending|infinitely"
     " many times|an infinite number of times|infinitely many|loops|loops between|loop between"
     "|cycles through|cycles between|patrols|keeps",
-    "STAY": "stay|remain|wait|stay put|linger|hold position|keep waiting|hold at|hold still at"
+    "STAY": "stay|remain|wait|waits|stays|remains|stay put|linger|hold position|keep waiting|hold at|hold still at"
     "|hold your position|keep your position|keep standing|stand|remain standing|stay standing"
     "|keep sitting|keep parked|stay parked|remain parked|hang around|hang out|sit tight",
     "LEAVE": "leave|exit|depart|depart from|move out of|get out of|go out of|step out of|left|leaves"
-    "|leaving|exits|exited|exiting|departed|move away from|walk away from|step away from",
+    "|leaving|exits|exited|exiting|departed|move away from|walk away from|step away from"
+    "|walk out of|come out of|walked out of|came out of",
     "AGAIN": "again|a second time|come back|go back|return|revisit|re enter|reenter|reentered"
-    "|re entered|revisited|returned to|entered again|visited again",
-    "ONLY": "only|just",
+    "|re entered|revisited|returned to|entered again|visited again|reentering|re entering",
+    "ONLY": "only|just|at no step except|at no time except|at no other step than|at no other"
+    " time than|never except|at no step other than",
     "AND": "and|as well as|plus|along with|together with",
     "NOR": "nor|and nor|or nor",
     "OR": "or",
@@ -141,13 +148,24 @@ _CUES = {
     "STRICT": "exactly once each|only once each|once each|each only once|each exactly once|each"
     " once|without returning|never returning|no revisits|without going back|without revisiting"
     " any|not twice|strictly|never revisiting|without revisiting|not revisiting|never going back|"
-    "without ever going back|no going back",
+    "without ever going back|no going back|no backtracking|without backtracking|with no"
+    " backtracking|no doubling back|without doubling back|do not double back|never double back"
+    "|no leaving and reentering|without leaving and reentering|no leaving and coming back",
 }
 SYMBOLS: dict[tuple[str, ...], tuple[str, ...]] = {}
 for _sym, _text in _CUES.items():
     for _phrase in _text.split("|"):
         SYMBOLS[tuple(_phrase.split())] = (_sym,)
-SYMBOLS[("never", "stop")] = ("REPEAT",)
+for _stop in (
+    "never stop",
+    "never stops",
+    "never stopping",
+    "does not stop",
+    "never ceases",
+    "do not ever stop",
+    "never ever stop",
+):
+    SYMBOLS[tuple(_stop.split())] = ("REPEAT",)  # "it never stops coming back to them"
 for _go in ("go", "going", "move", "moving", "travel", "shuttle", "run", "drive", "walk"):
     SYMBOLS[(_go, "back", "and", "forth", "between")] = ("REPEAT",)  # not "go back": a return
 SYMBOLS[("do", "not", "stop")] = ("REPEAT",)

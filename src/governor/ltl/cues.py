@@ -22,7 +22,7 @@ reads it). Every other word is
 dropped. One left-to-right pass: linear in the sentence.
 
 Imports its phrase tables (:mod:`governor.ltl.cue_phrases`), the facts said of a place
-(:mod:`governor.ltl.cue_facts`) and the lexicon's generic place nouns only.
+(:mod:`governor.ltl.cue_facts`) and the numbers (:mod:`governor.ltl.cue_numbers`) only.
 """
 
 from __future__ import annotations
@@ -31,34 +31,20 @@ import re
 from collections.abc import Sequence
 
 from governor.ltl.cue_facts import is_fact
+from governor.ltl.cue_numbers import number, other_counts, unread_number, visit_of
 from governor.ltl.cue_phrases import (
     AFTER_N,
     BEFORE_N,
     CUE_WORDS,
     LONGEST,
-    NUMBERS,
     STEPS,
     SYMBOLS,
     TIMES,
     WITHIN,
 )
-from governor.ltl.lexicon import GENERIC_PLACES
 
 __all__ = ["CUE_WORDS", "number", "symbols"]
 _PLACEHOLDER = re.compile(r"P\d+")
-
-
-def number(toks: Sequence[str], i: int) -> tuple[int, int] | None:
-    """``(n, index after)`` of a number at ``i``: digits, a number word, once/twice/thrice,
-    "a single time", "one time"."""
-    w = toks[i] if i < len(toks) else ""
-    if w == "a" and i + 1 < len(toks) and toks[i + 1] == "single":
-        return 1, i + 2
-    if w.isdigit() and len(w) <= 3:
-        return int(w), i + 1
-    if w in NUMBERS:
-        return NUMBERS[w], i + 1
-    return (1, i + 1) if w == "once" else None
 
 
 def _framed(toks: Sequence[str], i: int) -> bool:
@@ -190,7 +176,7 @@ def symbols(toks: Sequence[str]) -> list[str]:
             out += ["NOT", "FROMNOW"]  # "no more orders may be accepted": from then on
             i += 2
             continue
-        if _other_counts(toks, i):
+        if other_counts(toks, i):
             i += 5  # "three times: not two, not four": the count restated
             continue
         counted = None if phrase else _count(toks, i)
@@ -212,38 +198,9 @@ def symbols(toks: Sequence[str]) -> list[str]:
                 i += n
                 break
         else:
-            if _unread_number(toks, i):
+            if unread_number(toks, i):
                 out.append("NUM")
-            nxt = toks[i + 1] if i + 1 < len(toks) else ""
-            if w in ("second", "another", "repeat") and _PLACEHOLDER.fullmatch(nxt):
-                out.append("AGAIN")  # "no second visit to A before B": a return
+            if w in ("second", "another", "repeat") and visit_of(toks, i + 1):
+                out.append("AGAIN")  # "no second (trip into) A before B": a return
             i += 1
     return out
-
-
-def _other_counts(toks: Sequence[str], i: int) -> bool:
-    """Whether "not two, not four" (two other numbers, each denied) stands at ``i``."""
-    said = list(toks[i : i + 5])
-    if (
-        len(said) < 5
-        or said[0] not in ("not", "no")
-        or said[2:4] not in ([",", "not"], [",", "no"])
-    ):
-        return False
-    return all(t.isdigit() or t in NUMBERS for t in (said[1], said[4]))
-
-
-_LIST_SIZE = frozenset({"all", "the", "these", "those", "of", "both", "any", "every", "each"})
-
-
-def _unread_number(toks: Sequence[str], i: int) -> bool:
-    """Whether ``toks[i]`` is a number no count or step bound read ("limit your visits to
-    three"), or an "exactly" no phrase read: kept as ``NUM``, which no clause reads, rather than
-    dropped. A list size ("all
-    three", "two places") and "one" as a pronoun ("the previous one") are not counts."""
-    w, nxt = toks[i], toks[i + 1] if i + 1 < len(toks) else ""
-    if w in ("exactly", "precisely"):  # "exactly as soon as": no count, order or "exactly when"
-        return nxt in ("if", "as", "when", "while", "whenever", "at", "during", "in", "on")
-    counted = (w.isdigit() or w in NUMBERS) and w not in ("one", "single")
-    size = (toks[i - 1] if i else "") in _LIST_SIZE or nxt in GENERIC_PLACES  # "two places"
-    return counted and not size

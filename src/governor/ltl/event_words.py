@@ -13,6 +13,8 @@ World-free: plain data and one function.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 IRREGULAR = {
     "ran": "run", "fell": "fall", "fallen": "fall", "came": "come", "went": "go", "gone": "go",
     "goes": "go", "sent": "send", "got": "get", "gotten": "get", "shown": "show", "rang": "ring",
@@ -57,7 +59,8 @@ _FAMILIES_TEXT = {
     "done": "done|finish|end|go off|ring|expire|complete|be over|be up",
     "ok": "ok|succeed|pass|work|success|good|fine|valid",
     "fail": "fail|failure|error|fault",
-    "on": "on|run|active|activate|wear|sound|switch on|turn on|power on|start|engage|come on|play",
+    "on": "on|run|active|activate|wear|sound|switch on|turn on|power on|start|engage|come on|play"
+    "|flash|blink|light up",
     "off": "off|silent|stop|inactive|quiet|switch off|turn off|power off|disengage",
     "open": "open|ajar",
     "closed": "close|shut",
@@ -65,8 +68,8 @@ _FAMILIES_TEXT = {
     "clean": "clean|clean up|mop|mop up|wipe|wipe up",
     "full": "full|fill|fill up",
     "empty": "empty|empty out",
-    "present": "present|here|there|show up|turn up|around",
-    "absent": "absent|away|gone|missing",
+    "present": "present|here|there|show up|turn up|around|stand|wait",
+    "absent": "absent|away|gone|missing|leave|left",
     "call": "call|ring|buzz",
     "show": "show|display|present|visible",
     "detected": "detect|spot|notice|sense|report|discover",
@@ -120,10 +123,11 @@ SKIP = _set(
     "the a an your my its their our is are was were be been being get gets getting got become"
     " becomes becoming has have had must should will would can may to always still also do does"
     " did stays stay remains remain keep keeps turns turn turned goes go went run runs ran"
-    " running grows grow growing going need needs too very that which who ever"
+    " running grows grow growing going need needs too very that which who ever falls fall fell"
+    " fallen rises rise rose rising climbs climb climbed drops drop dropped reads read left kept"
 )
 """Words allowed between the words of an event phrase (auxiliaries, becoming, a relative)."""
-CARRIED = frozenset({"eventually", "immediately"})
+CARRIED = frozenset({"eventually", "immediately", "only"})
 """Adverbs inside an event phrase that are kept, after its placeholder ("it must eventually be
 reset" -> ``P2 eventually``)."""
 PREPOSITIONS = frozenset({"in", "at", "on", "near", "from", "of"})
@@ -138,4 +142,38 @@ STOPS = _set(
 )
 """Words an event phrase never runs across (cue words and clause boundaries)."""
 PARTICLES = frozenset({"up", "out"})
+AGENTS = frozenset({"robot", "agent", "rover", "drone"})
+"""A name's first word that is the agent itself: an order to it, in the name's own words, leaves
+it unsaid ("..., stop at the next step" says ``robot_stopped``)."""
+ORDER_OPENERS = frozenset({",", ".", "to", "must", "should", "then", "and", "please"})
+"""Words after which an order to the agent may open."""
+_TIMES = frozenset({"within", "immediately", "right", "now", "promptly", "then", "and", "at once"})
+_NEXT = frozenset({"next", "very", "following", "same", "once"})
+
+
+def timed_after(rest: Sequence[str]) -> bool:
+    """Whether an order to the agent ends here: nothing, a boundary or a time follows ("stop at
+    the next step", "stop within 2 steps"), not a place ("stop by the yard")."""
+    if not rest or rest[0] in (",", ".") or rest[0] in _TIMES:
+        return True
+    at = [w for w in rest[1:3] if w != "the"]
+    return rest[0] == "at" and bool(at) and at[0] in _NEXT
+
+
+SHORTEST = 4
+"""Fewest letters of a word said in part (see :func:`part_of`)."""
+AGENT_NOUNS = ("or", "er", "ors", "ers")
+
+
+def part_of(name_stem: str, said: str, noun: bool) -> bool:
+    """Whether ``said`` (a stem) says a name's word ``name_stem`` in part: a noun shortened
+    ("temp" for "temperature"), a compound said by its head ("doorbell" by "bell"), or an event
+    said by its agent noun ("detected" by "detector")."""
+    if len(name_stem) < SHORTEST or len(said) < SHORTEST or said == name_stem:
+        return False
+    if noun:
+        return said.startswith(name_stem) or name_stem.endswith(said)
+    return any(said == name_stem + s for s in AGENT_NOUNS)
+
+
 """A particle closing an event phrase ("gets cleaned up")."""

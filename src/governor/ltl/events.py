@@ -55,6 +55,8 @@ class _Word:
             for p in phrases:
                 if tuple(stems[j : j + len(p)]) == p and (best is None or j + len(p) > best[0]):
                     best = (j + len(p), neg, 2 if p == (self.stem,) else 1)
+        if best is None and j < len(stems) and ew.part_of(self.stem, stems[j], self.noun):
+            best = (j + 1, False, 1)  # "temp" for "temperature", "bell" for "doorbell"
         return best
 
 
@@ -65,7 +67,8 @@ def _words(name: str) -> tuple[_Word, ...]:
     last = len(parts) - 1
     plain = [
         not ew.families_of(w)
-        and not w.endswith(("ed", "ing", "en"))
+        and not w.endswith(("ed", "ing"))
+        and not (w.endswith("en") and ew.stem(w) != w)  # "broken", not "chicken"
         and not (k == last and w.endswith("s"))
         for k, w in enumerate(parts)
     ]
@@ -103,10 +106,13 @@ class EventMatcher:
         raw = list(toks[i : i + WINDOW])
         stems = [ew.stem(t) for t in raw]
         refs = [r for r in referents if r in self.nouns] if PRONOUNS & set(raw) else []
+        ordered = i == 0 or toks[i - 1] in ew.ORDER_OPENERS  # an order to the agent may open here
         for ref in [*refs, ""]:
             it = self.nouns.get(ref, frozenset())
             found = [
-                (s, e, n, neg) for n, ws in self.props for s, e, neg in _fits(raw, stems, ws, it)
+                (s, e, n, neg)
+                for n, ws in self.props
+                for s, e, neg in _fits(raw, stems, ws, it, ordered)
             ]
             if found:
                 return self._best(found, toks, i)
@@ -129,8 +135,9 @@ class EventMatcher:
 
 
 def _fits(
-    raw: list[str], stems: list[str], words: tuple[_Word, ...], it: frozenset[str]
-) -> Iterable[tuple[int, int, bool]]:
+    raw: list[str], stems: list[str], words: tuple[_Word, ...], it: frozenset[str],
+    ordered: bool = False,
+) -> Iterable[tuple[int, int, bool]]:  # fmt: skip
     """``(score, end, negated)`` of each way ``words`` are said from the window's start."""
     start = 1 if raw[:1] == ["no"] else 0  # "no coin is inserted": the event negated
     while start < len(raw) and raw[start] in ew.DETERMINERS:
@@ -140,10 +147,16 @@ def _fits(
     orders = [words]
     if len(words) == 2:
         orders.append(words[::-1])
+    if ordered and len(words) > 1 and words[0].stem in ew.AGENTS:
+        orders.append(words[1:])  # "..., stop at the next step" for robot_stopped
     for order in orders:
         got = _in_order(raw, stems, start, order, it)
-        if got is not None:
-            yield got[0], got[1], got[2] != (start > 0 and raw[0] == "no")
+        if got is None:
+            continue
+        own = got[0] >= 2 * len(order) and ew.timed_after(raw[got[1] :])
+        if len(order) < len(words) and not own:
+            continue  # the agent unsaid: its event in its own words, then a time or nothing
+        yield got[0], got[1], got[2] != (start > 0 and raw[0] == "no")
     for k in range(1, min(2, len(words) - 1) + 1):  # "sound the horn", "hand over the parcel"
         head = _in_order(raw, stems, 0, words[-k:], frozenset())
         if head is None:
@@ -151,6 +164,7 @@ def _fits(
         j = head[1]
         while j < len(raw) and raw[j] in ew.DETERMINERS:
             j += 1
+        j += _modifier(raw, stems, j, words[0])  # "pick up the raw chicken"
         got = _in_order(raw, stems, j, words[:-k], it)
         if got is not None:
             yield got[0] + head[0], got[1], got[2] != head[2]
@@ -170,7 +184,8 @@ def _in_order(
     neg, score, k = False, 0, 0
     while k < len(words):
         if k:
-            j, neg = _skip(raw, stems, j, words[k], neg, modifier=k == 1)
+            head = k == 1 and not words[0].noun  # "the stop button is pressed": stop_pressed
+            j, neg = _skip(raw, stems, j, words[k], neg, modifier=k == 1, head=head)
             if j < 0:
                 return None
         if j < len(raw) and raw[j] in PRONOUNS and words[k].stem in it:
@@ -191,16 +206,24 @@ def _in_order(
     return (score, j, neg) if not it or used_it else None
 
 
+def _noun_modifier(raw: list[str], stems: list[str], j: int, word: _Word) -> bool:
+    """Whether ``raw[j]`` modifies the noun ``word`` said right after it."""
+    plain = raw[j] not in CUE_WORDS and raw[j] not in PRONOUNS and raw[j] not in ew.STOPS
+    return plain and word.noun and word.at(stems, j + 1) is not None
+
+
 def _skip(
-    raw: list[str], stems: list[str], j: int, word: _Word, neg: bool, modifier: bool
-) -> tuple[int, bool]:
-    """The index after the words allowed before ``word`` (-1 when others stand there)."""
+    raw: list[str], stems: list[str], j: int, word: _Word, neg: bool, modifier: bool,
+    head: bool = False,
+) -> tuple[int, bool]:  # fmt: skip
+    """The index after the words allowed before ``word`` (-1 when others stand there); after a
+    name's first word that is no noun, the ``head`` noun the name leaves out may stand."""
     skipped = 0
     while j < len(raw) and word.at(stems, j) is None and raw[j] not in PRONOUNS:
         w = raw[j]
         if skipped >= MAX_SKIP:
             return -1, neg
-        if w == "not":
+        if w in ("not", "never"):  # "the light is never on": said negated
             neg = not neg
         elif modifier and w in ew.PREPOSITIONS and skipped == 0:
             end = j + 1
@@ -209,44 +232,12 @@ def _skip(
                     return -1, neg
                 end += 1
             j = end - 1
+        elif _noun_modifier(raw, stems, j, word):
+            pass  # "the milking stall" for cow_in_stall: a noun modifying the word's noun
+        elif head and skipped == 0 and w not in CUE_WORDS and w not in ew.SKIP | ew.STOPS:
+            pass  # "stop button": the name said its modifier only
         elif w not in ew.SKIP and w not in ew.CARRIED:
             return -1, neg
         j += 1
         skipped += 1
     return j, neg
-
-
-AUXILIARIES = frozenset({"must", "should", "has", "have", "will", "needs", "is", "are", "gets"})
-"""Words that open a predicate whose subject is the noun before ("every order that is placed
-must be shipped")."""
-
-
-def continued(
-    matcher: EventMatcher, toks: Sequence[str], i: int, subject: str
-) -> EventMention | None:
-    """The predicate at ``i`` of ``subject``'s noun after a relative clause ("any request that
-    is made | must be served" -> ``request_served``): read as if "it" opened it."""
-    if i >= len(toks) or toks[i] not in AUXILIARIES:
-        return None
-    found = matcher.match(["it", *toks[i:]], 0, [subject])
-    if found is None or found.name == subject:
-        return None
-    return EventMention(i + found.end - 1, found.formula, found.name)
-
-
-def elided(
-    matcher: EventMatcher, toks: Sequence[str], i: int, said: Sequence[str]
-) -> EventMention | None:
-    """One predicate word at ``i`` after "and" / "but" that says a proposition ``said`` before
-    negated, its subject elided (the latest that fits): "the gate should be open whenever ...,
-    and closed whenever ..." -> ``!gate_open``; read as if "it" opened it. Only a contrast is
-    read: a word of the same family may say another thing ("quiet mode ... and inactive")."""
-    if i == 0 or toks[i - 1] not in ("and", "but") or i >= len(toks):
-        return None
-    try:
-        found = matcher.match(["it", toks[i]], 0, said)
-    except SpecError:
-        return None  # two fit: an elided subject is read only when one does
-    if found is None or not isinstance(found.formula, Not):
-        return None
-    return EventMention(i + 1, found.formula, found.name)

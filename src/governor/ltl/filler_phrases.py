@@ -9,6 +9,9 @@ Imports nothing of the project.
 from __future__ import annotations
 
 FILLERS: tuple[str, ...] = (
+    "not necessarily right away",
+    "not necessarily immediately",
+    "not necessarily at once",
     "no more and no less",
     "no more no less",
     "not more and not less",

@@ -14,7 +14,7 @@ __all__ = ["FRAMES"]
 
 FRAMES: dict[tuple[str, ...], tuple[str, ...]] = {}
 _SPANS = ("night", "day", "afternoon", "morning", "evening", "shift", "week", "tour", "trip", "run",
-          "mission", "round", "patrol", "visit", "session", "game", "level")  # fmt: skip
+          "mission", "round", "rounds", "patrol", "visit", "session", "game", "level")  # fmt: skip
 _RUNNING = ("you are running", "you are operating", "you are active", "you work",
             "you are working", "you are on duty", "the robot is running", "the robot runs",
             "you are switched on", "you are powered on")  # fmt: skip
@@ -42,6 +42,11 @@ for _span in _SPANS:
 for _run in _RUNNING:
     for _lead in ("for as long as", "as long as", "while"):
         FRAMES[(*_lead.split(), *_run.split())] = ()
+for _span in _SPANS:  # "for as long as the game runs", "no matter how long the shift lasts"
+    for _lead in ("for as long as the", "as long as the", "no matter how long the",
+                  "however long the", "for as long as your", "no matter how long your"):  # fmt: skip
+        for _lasts in ("runs", "lasts", "goes on", "takes"):
+            FRAMES[(*_lead.split(), _span, *_lasts.split())] = ()
 for _phrase in _QUIET:
     FRAMES[tuple(_phrase.split())] = ()
 for _phrase in _ONWARDS:

@@ -18,7 +18,7 @@ by :mod:`governor.ltl.events` (an event phrase in other words: "an order comes i
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -26,7 +26,9 @@ from governor.ltl import event_words as ew
 from governor.ltl import lexicon as lx
 from governor.ltl.asides import without_asides
 from governor.ltl.domain import Domain
-from governor.ltl.events import EventMatcher, continued, elided
+from governor.ltl.errands import errands
+from governor.ltl.event_refs import continued, described, elided
+from governor.ltl.events import PRONOUNS, EventMatcher
 from governor.ltl.household_phrases import action, state
 from governor.ltl.mentions import PropMatcher
 from governor.ltl.operators import Not
@@ -67,7 +69,7 @@ class Lifted:
 def lift(sentence: str, domain: Domain) -> Lifted:
     """The sentence lifted: normalised words, each referring expression replaced by its
     placeholder. Raises :class:`SpecError` for a phrase naming an unknown object or proposition."""
-    toks = without_asides(lx.tokens(sentence))
+    toks = errands(without_asides(lx.tokens(sentence)), domain)
     scan = Scanner(toks, domain)
     bare = [p for p in domain.propositions if "(" not in p and p not in domain.rooms]
     mentions = PropMatcher(bare) if bare else None
@@ -87,7 +89,15 @@ def lift(sentence: str, domain: Domain) -> Lifted:
             _condition(out, marked, phrases[-1].placeholder)
         if found is None and said and event is None:  # "..., and closed whenever ...": the
             event = elided(events, toks, i, said)  # subject said before
-        event = event or (events.match(toks, i, said) if found is None and bare else None)
+        if found is None and event is None and bare:  # "it": a proposition said, or described
+            refs = said + described(events, toks, i) if toks[i] in PRONOUNS else said
+            event = events.match(toks, i, refs)
+            if (
+                event is not None
+                and "never" in toks[i : event.end]
+                and not _conditioned(toks, event.end)
+            ):
+                event = None  # "it must never be shipped": a time, not only a negation
         if event is not None:
             found = (event.end, event.formula)
         if found is not None:
@@ -109,8 +119,9 @@ def lift(sentence: str, domain: Domain) -> Lifted:
         end, formula = found
         if event_like and isinstance(formula, Not):  # "it does not open", "the button is
             formula = formula.arg  # not pressed": the negation said, before the placeholder
-            out.append("not")
-            marked.append("not")
+            said_not = "never" if "never" in toks[i:end] else "not"  # "is never on"
+            out.append(said_not)
+            marked.append(said_not)
         name = names.setdefault(formula, f"P{len(names) + 1}")
         words = toks[i:end]
         phrases.append(Phrase(" ".join(words), name, formula))
@@ -134,6 +145,12 @@ def lift(sentence: str, domain: Domain) -> Lifted:
     plain = " ".join(w for w in out if w not in lx.PUNCTUATION)
     text = re.sub(r"\b(?:go|come) (?:to|and) (?=P\d)", "", plain)
     return Lifted(text, tuple(phrases), tuple(marked))
+
+
+def _conditioned(toks: Sequence[str], end: int) -> bool:
+    """Whether a state's condition or a time from then on follows at ``end`` ("the light is
+    never on | while ...", "the door must never be unlocked | from that point on")."""
+    return toks[end : end + 1] in (["while"], ["whenever"], ["when"], ["from"], ["ever"])
 
 
 def _condition(out: list[str], marked: list[str], name: str) -> None:

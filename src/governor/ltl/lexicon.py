@@ -21,7 +21,7 @@ def _set(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-DETERMINERS = _set("the a an your my that this its")
+DETERMINERS = _set("the a an your my that this its her his their our")
 PRONOUNS = frozenset({"it", "them"})
 INDEFINITE = _set("a an any another each every one no")
 """Determiners of a noun that names no particular place ("enter a room")."""
@@ -79,6 +79,7 @@ _TRIP = (
 """A trip phrase: "take a trip to X", "take me to X", "drive into X", "find your way up to X" say
 "go to X"."""
 _SHAPE = (
+    (r"\bsooner or later\b", "eventually"),  # one adverb inside an event phrase too
     (r"\bset(?:s|ting)? foot (?:in|into|inside|on)\b", "enter"),  # "never set foot in it"
     (r"\bany (more|fewer|less) than\b", r"\1 than"),  # "not ... any more than three times"
     (r"\bwhichever (?:one )?(?:is|seems|looks) (?:\w+ )?first\b", "in any order"),

@@ -58,6 +58,9 @@ def forms(word: str) -> frozenset[str]:
             out |= {stem[:-1], stem[:-1] + "s"}
     if word.endswith("s") and len(word) > 3:
         out.add(word[:-1])
+    if word.endswith("ing") and len(word) > 6:  # "snowing": "it snows"; "greeting": "greet"
+        stem = word[:-3][:-1] if word[-4] == word[-5] else word[:-3]
+        out |= {stem, stem + "s", stem + "ed", stem + "es"}
     out |= set(IRREGULAR.get(word, "").split())
     return frozenset(out)
 

@@ -1,7 +1,8 @@
 """The cue phrases of anaphora and references (:mod:`governor.ltl.cue_phrases` merges them):
 "before that", "until you do", "only after that" (``REF``: the place or proposition said
 before), "once there," / "once you are done," (``IF REF``: then), "until you have;" (the clause
-before is awaited), "never before it.", "which it must" (``WHICH MUST``), "which means" (a
+before is awaited), "in between" / "on the way" / "before moving on," (``BETWEEN``: before the
+next place, :mod:`governor.ltl.sentence_returns` reads it), "any earlier" (``FIRST``), "never before it.", "which it must" (``WHICH MUST``), "which means" (a
 comma), and "it has to be visited" (``IT MUST``: the subject of the clause before).
 
 Imports nothing of the project.
@@ -41,6 +42,16 @@ for _lead, _sym in (("before", "BEFORE"), ("until", "UNTIL")):  # "never before 
 for _lead in ("once", "when", "after"):  # "see A; once you have seen it, go to B": then
     for _done in ("seen", "visited", "been to", "reached", "checked", "explored", "toured"):
         REFERENCES[(_lead, "you", "have", *_done.split(), "it", ",")] = ("IF", "REF", "COMMA")
+for _lead in ("once", "when", "after"):  # "A first. Once you have, go on to B": then
+    REFERENCES[(_lead, "you", "have", ",")] = ("IF", "REF", "COMMA")
+for _way in ("in between", "on the way", "along the way"):  # "no returning to A in between"
+    REFERENCES[tuple(_way.split())] = ("BETWEEN",)
+for _end, _sym in ((",", "COMMA"), (".", "STOP")):  # "A just once before moving on, and ..."
+    REFERENCES[("before", "moving", "on", _end)] = ("BETWEEN", _sym)
+for _early in ("any earlier", "any sooner"):
+    REFERENCES[tuple(_early.split())] = ("FIRST",)  # "do not see B any earlier": B first
+for _one in ("the one ahead of it", "the one in front of it", "the room ahead of it"):
+    REFERENCES[("before", *_one.split())] = ("AHEAD",)  # "no room comes before the one ahead of it"
 REFERENCES[("after", "having")] = ("AFTER",)  # "after having been in A"
 REFERENCES[("which",)] = ("COMMA", "WHICH")
 for _who in ("it", "they", "he", "she"):  # "until the lights come on, which they must"

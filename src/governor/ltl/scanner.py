@@ -23,8 +23,20 @@ class NoSuchPredicate(SpecError):
     places): the words are not a phrase of this domain, and another reading is tried."""
 
 
-_KEPT_FROM = frozenset({("out", "of"), ("clear", "of"), ("away", "from")})
+_KEPT_FROM = frozenset(
+    {
+        ("out", "of"),
+        ("clear", "of"),
+        ("away", "from"),
+        ("must", "avoid"),
+        ("you", "avoid"),
+        ("to", "avoid"),
+        ("never", "enter"),
+    }
+)
 """The words before "it" that keep the agent from a place: "keep out of it"."""
+_GENERIC_TAILS = ("area", "room", "zone", "site")
+"""Generic place nouns a place's name may be said without ("the triage" for the triage area)."""
 
 
 class Scanner:
@@ -54,12 +66,24 @@ class Scanner:
                     if n > 1 and len(self.toks[i + n - 1]) > 2:
                         self.heads.setdefault(self.toks[i + n - 1], set()).add(found)
                     return found, i + n
+        bare = self._without_generic(self.at(i))  # "triage" for the triage area
+        if bare is not None:
+            self.last = bare
+            return bare, i + 1
         named = self.heads.get(self.at(i), set())
         some = self.at(i - 1) in lx.INDEFINITE  # "a shop", "any shop": no particular one
         if len(named) == 1 and self.at(i) not in CUE_WORDS and not some:  # "... the parlour"
             self.last = next(iter(named))
             return self.last, i + 1
         return None, i
+
+    def _without_generic(self, word: str) -> str | None:
+        """The one place named ``word`` and a generic place noun ("triage" for
+        ``triage_area``), if exactly one is."""
+        if len(word) < 4 or word in CUE_WORDS or word in lx.GENERIC_PLACES:
+            return None
+        found = {self.domain.resolve(word + g) for g in _GENERIC_TAILS} - {None}
+        return next(iter(found)) if len(found) == 1 else None
 
     def indefinite(self, i: int) -> None:
         """After "a place" / "any room", "it" refers to that noun, not to the object named

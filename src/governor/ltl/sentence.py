@@ -37,10 +37,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from governor.ltl.sentence_converse import converse
 from governor.ltl.sentence_gaps import gapping
 from governor.ltl.sentence_lists import clauses_of, list_references
 from governor.ltl.sentence_returns import returns
 from governor.ltl.sentence_shape import restated, shape
+from governor.ltl.sentence_tails import tails
 
 __all__ = [
     "anaphora", "clauses_of", "gapping", "leave_reference", "list_references", "not_first",
@@ -176,14 +178,21 @@ def anaphora(syms: list[str]) -> list[str]:
 
 
 def not_first(syms: list[str]) -> list[str]:
-    """ "without visiting B first" in a sentence of two places A and B: ``NOT B BEFORE A``."""
+    """ "without visiting B first" / "never B before it." / "B must not come first" in a
+    sentence of two places A and B:
+    ``NOT B BEFORE A``."""
     names = list(dict.fromkeys(s for s in syms if _P.fullmatch(s)))
     if len(names) != 2:
         return syms
     out: list[str] = []
     for i, s in enumerate(syms):
         closes = i + 1 == len(syms) or syms[i + 1] in BOUNDS
-        if s == "FIRST" and closes and out[-2:-1] == ["NOT"] and out[-1] in names:
+        said = [x for x in out[-3:] if x not in ("MUST", "CAN")]  # "B must not come first"
+        if s == "FIRST" and closes and said[-2:-1] in [[n] for n in names] and said[-1] == "NOT":
+            while out[-1] != said[-2]:
+                out.pop()
+            out[-1:] = ["NOT", said[-2]]
+        if s in ("FIRST", "BEFORE") and closes and out[-2:-1] == ["NOT"] and out[-1] in names:
             out += ["BEFORE", names[1] if out[-1] == names[0] else names[0]]
             continue
         out.append(s)
@@ -226,10 +235,13 @@ def permissions(syms: list[str]) -> tuple[list[str], bool]:
     return out, found
 
 
-def prepare(syms: list[str], places: Iterable[str]) -> tuple[list[str], bool]:
+def prepare(
+    syms: list[str], places: Iterable[str], props: Iterable[str] = ()
+) -> tuple[list[str], bool]:
     """All the passes, in order; and whether a permission was removed."""
     places = frozenset(places)
-    syms = trailing_whenever(eventually(time_frame(shape(syms, places))))
+    syms = shape(tails(syms, frozenset(props)), places)
+    syms = trailing_whenever(eventually(time_frame(converse(syms))))
     syms, permitted = permissions(syms)
     syms = not_first(leave_reference(anaphora(perfect_anaphora(gapping(syms))), places))
     syms = returns(restated(syms))

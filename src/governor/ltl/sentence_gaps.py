@@ -2,7 +2,8 @@
 leaves out the verb of the first takes its negation, "again" or count ("do not enter B before A,
 or C before B"; "B stays off limits until A, and C until B"; "nor come back to A before B, nor
 to B before C"; "only one visit to A before B, and to B before C"). At most :data:`MAX_GAPS`
-are restored in a sentence.
+are restored in a sentence. A clause whose subject says what is forbidden ("going into B before
+A is not allowed"; "touching B before A, or C before B, is forbidden") is "do not B before A".
 
 Imports nothing of the project.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MAX_GAPS", "gapping"]
+__all__ = ["MAX_GAPS", "forbidden", "gapping"]
 
 _PAIR = r"(?:PERF )?(?:BEFORE|UNTIL) (?:PERF )?P\d+"
 _GAPPED = re.compile(
@@ -21,6 +22,18 @@ _GAPPED = re.compile(
 """A clause and a second one that elides its verb: "do not enter B before A, or C before B";
 "B stays off limits until A, and C until B"; "only one visit to A before B, and to B before C"."""
 _NOR = re.compile(rf"\bNOR (?=(?:AGAIN )?P\d+ (?:AGAIN )?{_PAIR}(?= |$))")
+
+
+_FORBIDDEN = re.compile(
+    r"(?:^|(?<=STOP )|(?<=COMMA ))(?P<said>P\d+ BEFORE P\d+(?: (?:COMMA )?OR P\d+ BEFORE P\d+)*)"
+    r" (?:COMMA )?(?:MUST )?NOT(?= STOP|$)"
+)
+"""A forbidden order said as the subject: "going into B before A is not allowed"."""
+
+
+def forbidden(syms: list[str]) -> list[str]:
+    """ "B before A (, or C before B,) is not allowed": ``NOT B BEFORE A (OR C BEFORE B)``."""
+    return _FORBIDDEN.sub(r"NOT \g<said>", " ".join(syms)).split()
 
 
 MAX_GAPS = 16
@@ -39,7 +52,7 @@ def gapping(syms: list[str]) -> list[str]:
     count), left to right, so that each restored clause may lend it to the next ("A before B,
     or B before C, or C before D"); "nor d before c" is ``COMMA NOT d BEFORE c`` after any
     clause, any other "nor" ``AND``."""
-    text, pos = " ".join(syms), 0
+    text, pos = " ".join(forbidden(syms)), 0
     for _ in range(MAX_GAPS):
         gap, nor = _next_gap(text, pos), _NOR.search(text, pos)
         if nor is not None and (gap is None or nor.start() < gap.end("head")):

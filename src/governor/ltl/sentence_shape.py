@@ -6,7 +6,8 @@ continued in the next sentence; and timing said twice (:func:`restated`, after t
   clause; "(and the cellar)" adds a place; a dashed aside that says nothing, between a subject
   and its predicate, is dropped.
 - *facts*: a clause that only states a fact about places ("the vault is being cleaned", "rooms
-  212 and 214 are isolation rooms": ``FACT`` of :mod:`governor.ltl.cue_facts`) gives the reason
+  212 and 214 are isolation rooms": ``FACT`` of :mod:`governor.ltl.cue_facts`; "room 13 has a
+  patient in isolation": a place that has something) gives the reason
   for the rule that follows; it is removed when the rest of the sentence names each of its
   places ("..., so keep out of it") and is the list a later "them" names ("the forge and the
   mill are dangerous; never go to them"); a fact alone ("the vault is closed.") fails rather
@@ -18,7 +19,7 @@ continued in the next sentence; and timing said twice (:func:`restated`, after t
   step means a now") is read by no rule (``PREV``); "b one step after a, and only one step
   after a" and "..., and b always means a one step before" say "and only then"; "b at the next
   step precisely when a; when not a, not b at the next step" says the contrast twice; "then,
-  some time later, B" is "then B"; "A first. B after that." is "then B".
+  some time later, B" and "..., and some time after (being there), B" are "then B"; "A first. B after that." is "then B".
 - *continued*: "if a, B becomes off limits. Never enter it after that." is one future
   avoidance; "never B after that" after a condition it does not continue fails.
 
@@ -47,7 +48,10 @@ def facts(syms: list[str], places: Iterable[str]) -> list[str]:
         part = syms[start:end]
         sep = [syms[end]] if end < len(syms) else []
         named = {s for s in part if _P.fullmatch(s)}
-        fact = "FACT" in part and all(s in _FACT_CLAUSE or s in named for s in part)
+        has = len(part) == 2 and part[1] == "PERF"  # "room 13 has a patient in isolation"
+        fact = ("FACT" in part or has) and all(
+            s in _FACT_CLAUSE | {"PERF"} or s in named for s in part
+        )
         if fact and named and named <= places and named <= set(syms[end:]):
             continue
         them = "ANY" in syms[end:]  # "A and B are dangerous; never go to them": the list
@@ -65,6 +69,10 @@ _BOTH_WAYS = (
     ),
     (re.compile(r"\bNEXT MEANS (BE )?(P\d+) NOW\b"), r"NEXT MEANS \1\2 NOW PREV"),
     (re.compile(r"\b(?:THEN|AND) COMMA (?:EVENTUALLY|THEN) COMMA (?=P\d+)"), "THEN "),
+    (
+        re.compile(r"\b(COMMA|AND) (?:COMMA )?EVENTUALLY AFTER (?:REF )?(?:COMMA )?(?=P\d+)"),
+        r"\1 THEN ",
+    ),
     (re.compile(r"\b(STOP|COMMA) (P\d+) THEN(?= STOP|$)"), r"\1 THEN \2"),
     (
         re.compile(

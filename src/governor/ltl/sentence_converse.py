@@ -1,0 +1,69 @@
+"""A rule and its converse said in two clauses: the clause grammar reads the pair as one iff.
+
+A reaction "b at the next step whenever a" (or "whenever a, b" at the same step) followed by a
+clause that says b holds *only* then is the bound delay ``G(a <-> X b)`` (the bound reaction
+``G(a <-> b)``). The converse may take any of the shapes people use for "only then":
+
+- "b only right after a step where a" / "b at no step except right after a";
+- "b only at a step if a just before it"; "b at a step if and only if a at the step before";
+- "if no a at the previous step, not b"; "not b in every step that does not directly follow a";
+- "and vice versa: b at the next step means a now";
+- for the bound reaction, a converse whose condition is elided, said by a negation alone:
+  "b whenever a, and not b whenever nobody is" / "... whenever you aren't there" is "and not b
+  whenever not a" (the condition of the rule before, negated).
+
+The rule and its converse are rewritten to ``b NEXT IFF a`` (the rule of
+:mod:`governor.ltl.clause_reactions` reads it); a converse with other names, or alone, is left
+as it was (and stays unread). One regex sweep: linear in the sentence.
+
+Imports nothing of the project.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["converse"]
+
+_A, _B = r"(?:BE )?(?P<a>P\d+)", r"(?:MUST )?(?:BE )?(?P<b>P\d+)"
+_RULES = (
+    rf"(?:WHENEVER|IF) {_A} COMMA {_B} NEXT",
+    rf"NEXT (?:WHENEVER|AFTER) (?:ANY )?{_A} COMMA {_B}",
+    rf"{_B} NEXT (?:AFTER|WHENEVER) (?:ANY )?{_A}",
+)
+"""The rule "b at the next step whenever a", in the shapes the converse may follow."""
+_SEP = r" (?:COMMA |STOP )*(?:AND )?(?:STOP |COMMA )*"
+_B2, _A2 = r"(?:BE )?(?P=b)", r"(?:BE )?(?P=a)"
+_CONVERSES = (
+    rf"{_B2} ONLY NEXT AFTER {_A2}",
+    rf"{_B2} ONLY (?:IF|WHENEVER) {_A2} (?:ONLY )?(?:BEFORE|PREV)",
+    r"IF NOT (?P=a) PREV COMMA NOT (?P=b)",
+    r"NOT (?P=b) ANY NOT NEXT (?:AFTER )?(?P=a)",
+    rf"{_B2} NEXT MEANS {_A2} NOW PREV",
+)
+"""The converse "b only then", in the shapes of the module docstring."""
+_DELAYS = tuple(
+    re.compile(rf"(?:^|(?<=STOP )){rule}{_SEP}(?:{'|'.join(_CONVERSES)})(?= STOP|$)")
+    for rule in _RULES
+)
+_PREVIOUS = re.compile(r"\b(P\d+) IFF (P\d+) PREV\b")
+"""b at a step if and only if a at the step before: b at the next step iff a."""
+_ELIDED = re.compile(
+    r"\b(?P<rule>(?:(?:BE )?P\d+ (?:IF|WHENEVER|WHILE) (?:BE )?(?P<a>P\d+)|(?:IF|WHENEVER|WHILE)"
+    r" (?:BE )?(?P<a2>P\d+) COMMA (?:BE )?P\d+)) COMMA AND NOT (?P<b>P\d+) (?P<w>IF|WHENEVER|WHILE)"
+    r" (?:BE )?NOT(?= STOP|$)"
+)
+"""A converse "and not b whenever nobody is": its condition elided."""
+
+
+def _elided(m: re.Match[str]) -> str:
+    a = m["a"] or m["a2"]
+    return f"{m['rule']} COMMA AND NOT {m['b']} {m['w']} NOT {a}"
+
+
+def converse(syms: list[str]) -> list[str]:
+    """``syms`` with a rule and its converse said as one iff (see the module docstring)."""
+    text = _PREVIOUS.sub(r"\1 NEXT IFF \2", " ".join(syms))
+    for pattern in _DELAYS:
+        text = pattern.sub(r"\g<b> NEXT IFF \g<a>", text)
+    return _ELIDED.sub(_elided, text).split()
