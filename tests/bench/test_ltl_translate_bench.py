@@ -48,6 +48,7 @@ def test_the_sets_and_a_missing_set(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         "dev7",
         "dev8",
         "dev9",
+        "dev10",
         "heldout",
     )
     found = ltl_translate.run("dev2", limit=3)
