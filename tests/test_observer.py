@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -10,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from governor.backends.base import Message
 from governor.backends.scripted import ScriptedBackend
 from governor.config import ObserverConfig
 from governor.core import (
@@ -27,6 +29,7 @@ from governor.core import (
     Trajectory,
     Verdict,
 )
+from governor.deadline import wait_for_abandoned
 from governor.errors import ConfigError, EnvError
 from governor.feedback import TemplateFeedbackWriter
 from governor.observer import Observer
@@ -237,6 +240,43 @@ def test_slow_policy_times_out_into_the_fallback():
 
     _, d = decide(ListPolicy(slow), [], Constant(0), time_budget_s=0.2)
     assert d.kind is DecisionKind.FALLBACK and d.cause is RejectionCause.TIMEOUT
+
+
+def test_a_model_call_still_running_when_its_stage_is_given_up_on_is_counted():
+    release = threading.Event()
+
+    def slow_reply(messages: Any) -> str:
+        release.wait(5.0)
+        return "late"
+
+    class Asking(Policy):
+        def __init__(self) -> None:
+            self.backend = ScriptedBackend([slow_reply])
+
+        def propose(self, traj: Trajectory, feedback: Feedback | None, n: int) -> list[Any]:
+            reply = self.backend.chat([Message("user", "hi")])
+            return [Candidate(reply.completions[0].text)]
+
+    try:
+        _, d = decide(Asking(), [], Constant(0), time_budget_s=0.2)
+    finally:
+        release.set()
+        wait_for_abandoned(5.0)
+    assert d.kind is DecisionKind.FALLBACK and d.cause is RejectionCause.TIMEOUT
+    used = d.usage["propose"]
+    assert used.calls == 1 and used.abandoned == 1 and used.completion_tokens == 0
+    assert d.total_usage.calls == 1  # made, so counted, though the step did not wait for it
+
+
+def test_a_call_that_ends_in_time_is_not_abandoned():
+    class Asking(Policy):
+        backend = ScriptedBackend(["quick"])
+
+        def propose(self, traj: Trajectory, feedback: Feedback | None, n: int) -> list[Any]:
+            return [Candidate(self.backend.chat([Message("user", "hi")]).completions[0].text)]
+
+    _, d = decide(Asking(), [], Constant(0), time_budget_s=5.0)
+    assert d.usage["propose"].calls == 1 and d.usage["propose"].abandoned == 0
 
 
 def test_without_fallback_the_step_is_deferred():

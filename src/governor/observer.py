@@ -63,9 +63,12 @@ class _StepLog:
                 return call_with_deadline(fn, timeout_s, stage)
             finally:
                 self.latency[stage] = self.latency.get(stage, 0.0) + time.perf_counter() - start
-                record_usage(current, meter.total)
-                if meter.total.calls or meter.total.failed:
-                    self.usage[stage] = self.usage.get(stage, Usage()) + meter.total
+                # calls still running belong to a stage given up on: made, so counted
+                used, late = meter.snapshot()
+                used = used + Usage(calls=late, abandoned=late) if late else used
+                record_usage(current, used)
+                if used.calls or used.failed:
+                    self.usage[stage] = self.usage.get(stage, Usage()) + used
 
 
 class Observer:

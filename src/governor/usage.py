@@ -1,8 +1,10 @@
 """LLM call accounting: every call made inside a metered scope is counted.
 
-Backends call :func:`record_llm_call` once per model call (failed calls and retries included);
-the observer opens a :func:`metered` scope per stage, so a policy, a constraint or a feedback
-writer cannot make a hidden call. Meters are context variables: nested scopes all see a call,
+Backends call :func:`record_llm_call` once per model call (failed calls and retries included),
+inside :func:`llm_call_running` while it runs; the observer opens a :func:`metered` scope per
+stage, so a policy, a constraint or a feedback writer cannot make a hidden call. A stage given up
+on at its deadline while a call of it still runs counts that call as made and ``abandoned``
+(its tokens unknown when the step ended). Meters are context variables: nested scopes all see a call,
 and threads that carry the context (see :mod:`governor.deadline`) keep counting. Imports nothing
 of governor.
 """
@@ -26,6 +28,9 @@ class Usage:
     seconds: float = 0.0
     failed: int = 0
     """Calls that ended in an error (refused by an open circuit included)."""
+    abandoned: int = 0
+    """Calls still running when their stage was given up on (counted in ``calls``; their tokens
+    and seconds are not known to the step)."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -34,6 +39,7 @@ class Usage:
             self.completion_tokens + other.completion_tokens,
             self.seconds + other.seconds,
             self.failed + other.failed,
+            self.abandoned + other.abandoned,
         )
 
     @property
@@ -47,14 +53,32 @@ class UsageMeter:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._total = Usage()
+        self._running = 0
 
-    def add(self, usage: Usage) -> None:
+    def add(self, usage: Usage, finished: bool = False) -> None:
+        """Count ``usage``; ``finished``: it is the record of a call counted as running."""
         with self._lock:
             self._total = self._total + usage
+            self._running -= finished
+
+    def started(self) -> None:
+        """A call began; it runs until its record is added or it ends without one."""
+        with self._lock:
+            self._running += 1
+
+    def ended(self) -> None:
+        """A call that began ended without a record."""
+        with self._lock:
+            self._running -= 1
 
     @property
     def total(self) -> Usage:
         return self._total
+
+    def snapshot(self) -> tuple[Usage, int]:
+        """The total so far and the calls begun and not recorded yet, read together."""
+        with self._lock:
+            return self._total, self._running
 
 
 _ACTIVE_METERS: contextvars.ContextVar[tuple[UsageMeter, ...]] = contextvars.ContextVar(
@@ -73,7 +97,33 @@ def metered() -> Iterator[UsageMeter]:
         _ACTIVE_METERS.reset(token)
 
 
+_RUNNING: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVar(
+    "governor_llm_call_running", default=None
+)
+
+
+@contextmanager
+def llm_call_running() -> Iterator[None]:
+    """Mark one model call as running in every active meter until it is recorded by
+    :func:`record_llm_call` inside the block (or the block ends without a record)."""
+    meters = _ACTIVE_METERS.get()
+    for meter in meters:
+        meter.started()
+    pending = [True]
+    token = _RUNNING.set(pending)
+    try:
+        yield
+    finally:
+        _RUNNING.reset(token)
+        if pending[0]:
+            for meter in meters:
+                meter.ended()
+
+
 def record_llm_call(usage: Usage) -> None:
     """Called by every backend once per model call; adds it to all active meters."""
+    pending, finishing = _RUNNING.get(), False
+    if pending is not None and pending[0]:
+        pending[0], finishing = False, True  # this is the running call's record
     for meter in _ACTIVE_METERS.get():
-        meter.add(usage)
+        meter.add(usage, finishing)

@@ -146,6 +146,7 @@ def test_health_readiness_and_metrics(base: str, server: FakeOpenAIServer) -> No
     text = metrics.text
     assert 'governor_decisions_total{kind="execute"} 1' in text
     assert "governor_llm_calls_total 1" in text and "governor_llm_failed_total 0" in text
+    assert "governor_llm_abandoned_total 0" in text
     assert "governor_interventions_total 0" in text
     assert 'governor_step_seconds_bucket{le="+Inf"} 1' in text
     assert "governor_step_seconds_count 1" in text

@@ -164,6 +164,7 @@ def test_records_hold_every_field(path: Path) -> None:
         "completion_tokens": 3,
         "seconds": 0.01,
         "failed": 0,
+        "abandoned": 0,
         "tokens": 123,
     }
     assert ex["verdicts"][0] == {

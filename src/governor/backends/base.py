@@ -23,7 +23,7 @@ import numpy as np
 
 from governor.backends.messages import MAX_ARGUMENTS_CHARS, ROLES, Message, Role, ToolCall
 from governor.errors import BackendError, ConfigError, expected
-from governor.usage import Usage, record_llm_call
+from governor.usage import Usage, llm_call_running, record_llm_call
 
 __all__ = [
     "MAX_ARGUMENTS_CHARS",
@@ -159,9 +159,10 @@ class Backend(ABC):
             tuple(stop or ()),
             as_tools(tools, self),
         )
-        result, seconds = self._counted(lambda: self._chat(request))
-        result = replace(result, usage=replace(result.usage, seconds=seconds))
-        record_llm_call(result.usage)
+        with llm_call_running():
+            result, seconds = self._counted(lambda: self._chat(request))
+            result = replace(result, usage=replace(result.usage, seconds=seconds))
+            record_llm_call(result.usage)
         return result
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -169,8 +170,9 @@ class Backend(ABC):
         items = list(texts)
         if not items or not all(isinstance(t, str) for t in items):
             raise ConfigError(f"texts: {expected('a non-empty sequence of strings', texts)}")
-        (vectors, usage), seconds = self._counted(lambda: self._embed(items))
-        record_llm_call(replace(usage, seconds=seconds))
+        with llm_call_running():
+            (vectors, usage), seconds = self._counted(lambda: self._embed(items))
+            record_llm_call(replace(usage, seconds=seconds))
         if vectors.ndim != 2 or vectors.shape[0] != len(items):
             raise BackendError(
                 f"{self.name}: {expected(f'{len(items)} embedding rows', tuple(vectors.shape))}"

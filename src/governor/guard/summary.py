@@ -79,6 +79,7 @@ def decision_summary(
         "llm": {
             "calls": total.calls,
             "failed": total.failed,
+            "abandoned": total.abandoned,
             "tokens": total.tokens,
             "stages": {
                 stage: {

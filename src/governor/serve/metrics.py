@@ -2,7 +2,8 @@
 
 ``governor_decisions_total{kind}``, ``governor_interventions_total`` (a decision that was not a
 plain execute: feedback, a regeneration or a fallback), ``governor_llm_calls_total``,
-``governor_llm_failed_total`` and the histogram ``governor_step_seconds`` (fixed buckets) are
+``governor_llm_failed_total``, ``governor_llm_abandoned_total`` (calls still running when
+their step gave up on them) and the histogram ``governor_step_seconds`` (fixed buckets) are
 fed from each reply's summary. Imports nothing from governor.
 """
 
@@ -31,6 +32,7 @@ class Metrics:
         self.interventions = 0
         self.llm_calls = 0
         self.llm_failed = 0
+        self.llm_abandoned = 0
         self.bucket_counts = [0] * (len(BUCKETS) + 1)
         """Observations per bucket: the i-th in (BUCKETS[i-1], BUCKETS[i]], the last above all."""
         self.seconds_sum = 0.0
@@ -45,6 +47,7 @@ class Metrics:
             self.interventions += int(intervened)
             self.llm_calls += int(llm.get("calls", 0))
             self.llm_failed += int(llm.get("failed", 0))
+            self.llm_abandoned += int(llm.get("abandoned", 0))
             self.bucket_counts[bisect.bisect_left(BUCKETS, seconds)] += 1
             self.seconds_sum += seconds
             self.seconds_count += 1
@@ -69,6 +72,10 @@ class Metrics:
                 "# HELP governor_llm_failed_total Upstream LLM calls that failed.",
                 "# TYPE governor_llm_failed_total counter",
                 f"governor_llm_failed_total {self.llm_failed}",
+                "# HELP governor_llm_abandoned_total Upstream LLM calls still running when their"
+                " step's time budget ran out (counted in governor_llm_calls_total).",
+                "# TYPE governor_llm_abandoned_total counter",
+                f"governor_llm_abandoned_total {self.llm_abandoned}",
                 "# HELP governor_step_seconds Seconds per guarded reply.",
                 "# TYPE governor_step_seconds histogram",
                 *(
