@@ -10,6 +10,7 @@ import pytest
 
 from governor.errors import ConfigError
 from governor.overlays import embed as embed_module
+from governor.overlays import embed_runtime
 from governor.overlays.features.coherence import embedding_coherence
 
 pytestmark = pytest.mark.embed
@@ -20,7 +21,7 @@ if not embed_module.embed_available():  # pragma: no cover - the dev install has
 
 @pytest.fixture(scope="module")
 def local() -> embed_module.LocalEmbed:
-    return embed_module.local_embed()
+    return embed_runtime.local_embed()
 
 
 def test_rows_are_unit_vectors_and_related_texts_are_closer(local: embed_module.LocalEmbed) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from governor.errors import ConfigError
 from governor.overlays import embed as embed_module
-from governor.overlays import embed_onnx
+from governor.overlays import embed_onnx, embed_runtime
 
 TEXTS = [
     "I love hiking in the mountains.",
@@ -60,17 +60,19 @@ def test_local_embed_prefers_onnx_runtime(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(embed_module, "torch_embed", lambda: "torch")
     monkeypatch.setattr(embed_onnx, "onnx_available", lambda: True)
     monkeypatch.delenv("GOVERNOR_EMBED_RUNTIME", raising=False)
-    assert embed_module.local_embed() == "onnx False"
+    assert embed_runtime.local_embed() == "onnx False"
     monkeypatch.setenv("GOVERNOR_EMBED_RUNTIME", "onnx-int8")
-    assert embed_module.local_embed() == "onnx True"
+    assert embed_runtime.local_embed() == "onnx True"
     monkeypatch.setenv("GOVERNOR_EMBED_RUNTIME", "torch")
-    assert embed_module.local_embed() == "torch"
+    assert embed_runtime.local_embed() == "torch"
     monkeypatch.setenv("GOVERNOR_EMBED_RUNTIME", "tensorflow")
-    with pytest.raises(ConfigError, match="expected one of onnx, onnx-int8, torch, found 'tens"):
-        embed_module.local_embed()
+    with pytest.raises(
+        ConfigError, match="expected one of onnx, onnx-int8, torch, static-learned, found 'tens"
+    ):
+        embed_runtime.local_embed()
     monkeypatch.delenv("GOVERNOR_EMBED_RUNTIME")
     monkeypatch.setattr(embed_onnx, "onnx_available", lambda: False)
-    assert embed_module.local_embed() == "torch"
+    assert embed_runtime.local_embed() == "torch"
 
 
 def test_texts_are_batched_with_others_of_similar_length() -> None:

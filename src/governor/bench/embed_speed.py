@@ -1,8 +1,9 @@
 """`governor bench embed-speed`: the small-talk observer's time per turn and coherence's AUC, per
 embedding: none (lexical proxies), the MiniLM transformer on torch and on ONNX Runtime (fp32, and
 dynamically quantised int8; each candidate encoded when a feature first asks, or with
-``-batched`` all candidates of an attempt at once, in batches of similar length), and its
-distilled static table.
+``-batched`` all candidates of an attempt at once, in batches of similar length), its
+distilled static table, and the static table learned in context from the corpora's calibration
+split (``static-learned``, :mod:`governor.overlays.embed_learned`).
 
 Time: the observer around the offline retrieval responder (not a model), ``candidates`` replies
 per attempt, users replaying held-out human openings; a turn's guard time is its wall time minus
@@ -53,6 +54,7 @@ METHODS = (
     "onnx-int8",
     "onnx-int8-batched",
     "static",
+    "static-learned",
 )
 TIAGE = tuple(f"tiage_personachat/anno_{s}.json" for s in ("train", "dev", "test"))
 
@@ -135,7 +137,7 @@ class _TimedPolicy(Policy):
         return out
 
 
-def _embedding(method: str) -> Embed | None:
+def _embedding(method: str, data: Path) -> Embed | None:
     from governor.overlays.features import coherence
 
     coherence.forget()
@@ -145,6 +147,10 @@ def _embedding(method: str) -> Embed | None:
         from governor.overlays.embed_static import static_embed
 
         return static_embed()
+    if method == "static-learned":
+        from governor.overlays.embed_learned import load
+
+        return load(data)
     from governor.overlays import embed as local
 
     model: local.LocalEmbed | local.OnnxEmbed
@@ -159,7 +165,7 @@ def _embedding(method: str) -> Embed | None:
 
 def measure(method: str, cfg: EmbedSpeedConfig, data: Path, pairs: Sequence[Any]) -> dict[str, Any]:
     """One method's guard milliseconds per turn and AUC."""
-    embed = _embedding(method)
+    embed = _embedding(method, data)
     warm_up()  # the text resources load once per process, not on some method's first turn
     overlays = load_overlays(EMBED_OVERLAYS if embed else DEFAULT_OVERLAYS, embed=embed)
     prefetch = getattr(embed, "prefetch", None) if method.endswith("-batched") else None

