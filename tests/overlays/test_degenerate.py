@@ -88,6 +88,7 @@ def rejected_by(overlays: list[Overlay], context: tuple[Turn, ...], reply: str) 
         ("I have no idea about the numbers. Performs", "stray_tail", "stray word"),
         ("No, I never throw it. Somehow, I think that's the", "stray_tail", "unfinished"),
         ("Oh, I think the U. is the only place where it's.", "stray_tail", "unfinished"),
+        ('I thought they were two of the best actors in the world!(".",', "stray_tail", "stray"),
         ("I have a question, if you don't mind..." + "$" * 80, "repeated_symbols", "repeated"),
         ("Well, that's like what I'm used to in the big cities.yaml", "markup", "markup"),
         (
@@ -124,6 +125,8 @@ def test_degenerate_replies_are_rejected_and_named(
         "That was a riot...lol",
         "I loved him when he played on ER as Dr. Ross",
         "What are you looking for",
+        "Oh no :(",
+        "I loved it (really!)...",
         "It's fine, that's what it's for. I'd say so!",
         "That was great. LOL",
         "Oh, I see. interesting",

@@ -15,6 +15,8 @@ A reply's end is broken (:func:`stray_tail_of` is 1) when:
   read as a name ("... The Sixth Sense. Shyamalan", "... as Dr. Ross");
 - or a word is glued to its last sentence's end ("... their policy?perluan", "... at
   all.compared": a base model's next token with no space);
+- or it ends in a run of three or more marks that opens a bracket it does not close ("... in
+  the world!(".",): the start of code or markup, which people's emoticons (":(") are not;
 - or the reply, of :data:`CUT_WORDS` words or more, stops mid-sentence: on an article, a
   conjunction or a possessive with no punctuation after it (:data:`CUT_OFF`: "... I think
   that's the"), or on a contracted verb, punctuated or not ("... the only place where it's.");
@@ -52,6 +54,7 @@ _CONTRACTED_END = re.compile(  # "... the only place where it's." (no sentence e
     r"[.!?…]*$",
     re.IGNORECASE,
 )
+_MARKS_END = re.compile(r"[^\w\s]{3,}$")  # the marks after the last word
 _TITLE = re.compile(r"\b(?:[A-Z]|Dr|Mr|Mrs|Ms|Mt|St|Jr|Sr|Prof)\.\s*$")  # "Dr. Ross", "Joan B. Lee"
 _LAUGH = re.compile(r"(?:lo)+l|(?:lmf?ao|rofl)|a?(?:h[aeio])+h?a*|x+d+", re.IGNORECASE)  # "hahah"
 
@@ -61,6 +64,8 @@ def stray_tail_of(text: str, lang: str = "en") -> float:
     end = text[-200:].rstrip()
     glued = _GLUED_TAIL.search(end)
     if (glued and not _LAUGH.fullmatch(glued.group().lstrip(".!?…").strip())) or _cut_off(end):
+        return 1.0
+    if _opens_code(end):
         return 1.0
     found = _TAIL.search(end)
     if found is None:
@@ -81,6 +86,15 @@ def stray_tail_of(text: str, lang: str = "en") -> float:
     if word.istitle() and (zipf(word, lang) < NAME or _TITLE.search(end[: found.start(1)])):
         return 0.0  # a name ("... Shyamalan", "Dr. Ross")
     return 1.0 if word and _dropped_sentence(end, found.start(1)) else 0.0
+
+
+def _opens_code(end: str) -> bool:
+    """Whether ``end`` closes on marks that open a bracket they do not close."""
+    marks = _MARKS_END.search(end)
+    if marks is None:
+        return False
+    run = marks.group()
+    return any(run.count(o) > run.count(c) for o, c in ("()", "[]", "{}"))
 
 
 def _cut_off(end: str) -> bool:
