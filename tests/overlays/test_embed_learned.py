@@ -54,6 +54,24 @@ def builds(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     return made
 
 
+@pytest.fixture()
+def quick_builds(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The files a stand-in build writes: a fixed table of the right shape (the cache's logic is
+    under test, not the fit)."""
+    made: list[Path] = []
+    model = embed_module.torch_embed().model
+    shape = (int(model.config.vocab_size), int(model.config.hidden_size))
+    table = np.random.default_rng(0).standard_normal(shape).astype(np.float16)
+
+    def write(data_dir: Path, out: Path, **kw: Any) -> None:
+        made.append(out)
+        with open(out, "wb") as f:
+            np.save(f, table)
+
+    monkeypatch.setattr(embed_learned, "build", write)
+    return made
+
+
 def test_training_texts_share_the_budget_and_avoid_heldout_dialogues(data_dir: Path) -> None:
     texts = embed_learned.training_texts(data_dir, 400)
     assert 300 <= len(texts) <= 400 and len(set(texts)) == len(texts)
@@ -121,8 +139,9 @@ def test_the_fit_reproduces_sentences_better_than_its_prior(
 
 
 def test_the_cache_is_read_back_and_a_torn_or_foreign_file_is_rebuilt(
-    data_dir: Path, cache: Path, builds: list[Path]
+    data_dir: Path, cache: Path, quick_builds: list[Path]
 ) -> None:
+    builds = quick_builds
     first = embed_learned.load(data_dir, limit=LIMIT, progress=False)
     path = embed_learned.cache_file(data_dir, LIMIT)
     assert path.parent == cache and path.is_file() and len(builds) == 1
