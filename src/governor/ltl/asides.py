@@ -12,16 +12,23 @@ frame a rule or give its reason without constraining anything.
   (", and", ", but", ", so", ", then", ...); one that opens a sentence ("Because the floor is
   wet, ...") runs to its first comma. "Since" elsewhere stays a time ("after"), and a purpose
   ("enter the bedroom in order to enter the bathroom later") may order places: it stays.
+  A reason that says a time, an order or a count ("..., because the door locks at the next
+  step", "..., since you must be there before the bell") or addresses the agent with a rule
+  ("because you must not enter B") may be part of the rule: the sentence fails rather than
+  lose it.
 
 Tokens are those of :func:`governor.ltl.lexicon.tokens` (``.`` ends a sentence, ``,`` a
 clause). One left-to-right pass: linear in the sentence.
 
-Imports nothing of the project.
+Imports the time units and the error type only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from governor.errors import SpecError
+from governor.ltl.time_phrases import UNIT_NOUNS
 
 __all__ = ["without_asides"]
 
@@ -68,6 +75,19 @@ _NOBODY = _words("nobody noone nothing everyone everybody")
 comma, "so" before another subject may open the rule's own consequence ("..., so the robot
 must keep out of it")."""
 _ENDS = frozenset({".", ""})
+_TIMED = (
+    _words(
+        "next following within immediately until before after then first later earlier once twice"
+        " times previous afterwards eventually again"
+    )
+    | UNIT_NOUNS
+)
+"""Words of a time, an order or a count: a reason that says one may be part of the rule."""
+_RULES = _phrases(
+    "you must|you have to|you need to|you should|you cannot|you may not|you must not|you are not"
+    "|you are required|you are only|you may only|you can only|do not|you will"
+)
+"""Words that address the agent with a rule."""
 
 
 def _at(toks: Sequence[str], i: int, phrase: tuple[str, ...]) -> bool:
@@ -99,6 +119,15 @@ def _reason_end(toks: Sequence[str], i: int, opening: bool) -> int:
     return j
 
 
+def _unread(toks: Sequence[str], start: int, end: int) -> str | None:
+    """The words of a reason between ``start`` and ``end`` that may belong to the rule."""
+    said = [t for t in toks[start:end] if t in _TIMED]
+    for j in range(start, end):
+        rule = next((r for r in _RULES if _at(toks, j, r)), None)  # the longest at ``j``
+        said += [" ".join(rule)] if rule else []
+    return ", ".join(said) or None
+
+
 def without_asides(toks: Sequence[str]) -> list[str]:
     """``toks`` without framing and reasons (see the module docstring)."""
     out: list[str] = []
@@ -123,6 +152,12 @@ def without_asides(toks: Sequence[str]) -> list[str]:
         if _reason_at(toks, i):
             opening = _opens(toks, i)
             end = _reason_end(toks, i, opening)
+            unread = _unread(toks, i, end)
+            if unread is not None:
+                raise SpecError(
+                    f"expected a reason that constrains nothing, found one that says {unread!r}:"
+                    f" {' '.join(toks[i:end])!r}"
+                )
             if out and out[-1] == "," and (end >= len(toks) or toks[end] == "."):
                 out.pop()  # "stay out, because ...": the comma before the reason
             i = end + (opening and end < len(toks) and toks[end] == ",")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 _P = re.compile(r"P\d+")
 _FLAGS = {
     "NEXT", "REPEAT", "ORDER", "FROMNOW", "STRICT", "SAME", "FIRST", "ALWAYS", "NOW", "ANY",
-    "ANYORDER",
+    "ANYORDER", "LOOSE",
 }  # fmt: skip
 _DROP = {"MUST", "CAN", "PERF", "BE", "AGAIN", "STOP", "PERMIT"}
 _MERGE = [
@@ -27,12 +27,13 @@ _MERGE = [
     (r"\bTHEN(?: THEN)+\b", "THEN"), (r"\bCOMMA AND\b", "AND"), (r"\bCOMMA OR\b", "OR"),
     (r"\bBUT\b", "COMMA"), (r"\bCOMMA(?: COMMA)+\b", "COMMA"), (r"\bFOLLOWED THEN\b", "FOLLOWED"),
     (r"\bTHEN FOLLOWED\b", "FOLLOWED"), (r"\bMEANS THEN\b", "MEANS"), (r"\bFOLLOWED COMMA\b", "FOLLOWED"), (r"\bAND NOT\b", "COMMA NOT"), (r" AFTER$", ""),
-    (r"(?:^|(?<=P\d) )(?:COMMA |AND )+(P\d+) THEN$", r" THEN \1"), (r" BEFORE$", ""),
+    (r"(?:^|(?<=P\d) )(?:COMMA |AND )+(P\d+) THEN$", r" THEN \1"), (r"(?<!NOT P\d)(?<!NOT P\d\d)(?<!NOT) BEFORE$", ""),
     (r"\b(P\d+) (?:COMMA )?(?:AND )?ONLY (?:THEN|AFTER \1) (?:COMMA )?(P\d+)$", r"\1 ONLYTHEN \2"),
     (r"\bONLY THEN\b", "BEFORE"), (r"(?<=P\d) (?:COMMA )?(?:ANY )?GE_1(?: COMMA)?$", ""), (r"\b(?:N|EQ)_(\d+) (?:COMMA )?(?:AND )?ONLY (?:N|EQ)_\1\b", r"EQ_\1"),
     (r"\bCOMMA BEFORE\b", "BEFORE"), (r"COMMA ((?:ONLY )?(?:EQ|N)_1)\b", r"\1"),
     (r"\b(?:N|EQ)_(\d+) (?:COMMA )?AND (?:N|EQ)_\1 ONLY\b", r"EQ_\1"),
     (r"^(?:ONLY )?(?:EQ|N)_1 (P\d+) BEFORE\b", r"\1 EQ_1 BEFORE"),
+    (r"^(?:ONLY )?(P\d+) (?:ONLY )?(?:EQ|N)_1 BEFORE\b", r"\1 EQ_1 BEFORE"),
     (r"\bAFTER (?:COMMA )?WHENEVER\b", "WHENEVER"),
     (r"\bTOGETHER(?: (?:COMMA|AND))? TOGETHER\b", "TOGETHER"),
     (r"^(P\d+(?: NEXT)?) AND (P\d+(?: NEXT)?) (?:COMMA )?(?:TOGETHER|IFF)$", r"\1 IFF \2"),
@@ -41,7 +42,9 @@ _MERGE = [
 """Separators merged, and counted or conditioned phrasings put in the templates' order: "one
 time and one time only" is exact; "only one visit to A before B" is "A once before B";
 "following any step in which a" is "whenever a"; "a and b go together" is "a iff b"; "visit A,
-but not more than three times" counts A."""
+but not more than three times" counts A. A closing "before" with nothing after it is dropped
+("... before you're done"), except after a negation ("don't enter B before", "never before":
+before what is unsaid, and "never B" would lose the order)."""
 
 
 _AGAIN_AFTER = re.compile(r"(?:(?:MUST|CAN) )?(?:NOT )?(?:BE )?AGAIN\b")

@@ -76,7 +76,8 @@ def ordered(names: list[str], c: Clause) -> Parse | None:
         return one(reading("strictly_ordered_visit", names))
     if "ORDER" in c.flags:
         strict = reading("ordered_visit", names, None, rd.ORDER_STRICT)
-        return one(strict, reading("sequenced_visit", names, None, rd.ORDER_LOOSE))
+        loose = reading("sequenced_visit", names, None, rd.ORDER_LOOSE)
+        return one(loose, strict) if "LOOSE" in c.flags else one(strict, loose)
     return one(reading("sequenced_visit", names))
 
 

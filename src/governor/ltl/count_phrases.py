@@ -3,10 +3,12 @@ the phrases before a number ("at most", "no fewer than") and after it ("or more"
 most"), the words of a counted visit ("times", "visits", "entries"), of a step ("steps",
 "moves") and the leads of a step bound ("within", "you have n steps").
 
-Imports nothing of the project.
+Imports the time units only.
 """
 
 from __future__ import annotations
+
+from governor.ltl.time_phrases import STEP_WORDS
 
 COUNT_BEFORE = {
     "LE": "at most|no more than|not more than|up to|a maximum of|maximum of|at the most|max"
@@ -23,7 +25,7 @@ COUNT_AFTER = {
     "EQ": "exactly|precisely|and no more and no less",
 }
 TIMES = ("times", "time", "visits", "visit", "entries", "entry", "trips", "trip")
-STEPS = ("steps", "step", "moves", "move", "time steps", "timesteps", "ticks")
+STEPS = STEP_WORDS
 WITHIN = [
     tuple(x.split())
     for x in (

@@ -3,7 +3,7 @@ symbols it becomes (:data:`SYMBOLS`, longest :data:`LONGEST` words), the number 
 phrases of counts and step bounds (kept in :mod:`governor.ltl.count_phrases`) and the fillers
 (:mod:`governor.ltl.filler_phrases`).
 
-Imports the count, filler, frame and reference phrases only.
+Imports the count, filler, frame, order, reference and time phrases only.
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ from governor.ltl.count_phrases import (
 )
 from governor.ltl.filler_phrases import FILLERS
 from governor.ltl.frame_phrases import FRAMES
+from governor.ltl.order_phrases import ORDERS
 from governor.ltl.reference_phrases import REFERENCES
+from governor.ltl.time_phrases import next_phrases, unit_variants
 
 __all__ = [
     "AFTER_N",
@@ -90,7 +92,7 @@ _CUES = {
     "NEXTAFTER": "right after|immediately after|directly after|just after|straight after|"
     "immediately following|right following",
     "ORDER": "in this order|in that order|in order|in the given order|in the order given|in the"
-    " order listed|in the listed order|in sequence|in that sequence|in this sequence|one after"
+    " order listed|in the listed order|in sequence|one after"
     " the other|one after another|in that exact order|in this exact order|in the exact order|in exactly"
     " this order|in exactly that order|in the stated order|in the same order|sequentially|in the order"
     " shown|in the order stated|in the order named|in the order i listed|in the order i gave|with no skipping ahead|without skipping ahead|no skipping ahead|never skipping ahead|with no skipping|without skipping|no skipping"
@@ -117,7 +119,8 @@ _CUES = {
     "|cycles through|cycles between|patrols|keeps",
     "STAY": "stay|remain|wait|waits|stays|remains|stay put|linger|hold position|keep waiting|hold at|hold still at"
     "|hold your position|keep your position|keep standing|stand|remain standing|stay standing"
-    "|keep sitting|keep parked|stay parked|remain parked|hang around|hang out|sit tight",
+    "|keep sitting|keep parked|stay parked|remain parked|hang around|hang out|sit tight|hover|hover"
+    " over|hover above|hover at|idle at|stand by at|stand by in",
     "LEAVE": "leave|exit|depart|depart from|move out of|get out of|go out of|step out of|left|leaves"
     "|leaving|exits|exited|exiting|departed|move away from|walk away from|step away from"
     "|walk out of|come out of|walked out of|came out of",
@@ -144,7 +147,10 @@ _CUES = {
     "begin by|start in|start from|begin in|initially|start with|begin with",
     "OTHERWISE": "otherwise|anywhere else|everywhere else|elsewhere|when you are anywhere else|when you are elsewhere|whenever you are anywhere else|whenever it is not|when it is not|if it is not|while it is not|whenever it does not|when it does not|never otherwise|and never otherwise|not otherwise|and not otherwise|at all other times|at any other time|at other times"
     "|at no other time|and at no other time|at no other times|and at no other times|and not at other"
-    " times|not at other times",
+    " times|not at other times|at no other step|on no other step|in no other step|and at no other"
+    " step|and on no other step|never at any other time|and never at any other time|never at other"
+    " times|never at other steps|never at any other step|not at any other step|not at other steps"
+    "|never on any other step|at no other point|at other steps|on other steps|at any other step",
     "STRICT": "exactly once each|only once each|once each|each only once|each exactly once|each"
     " once|without returning|never returning|no revisits|without going back|without revisiting"
     " any|not twice|strictly|never revisiting|without revisiting|not revisiting|never going back|"
@@ -197,6 +203,9 @@ for _period in ("every other", "every second", "every third", "on odd", "on even
     SYMBOLS[tuple(_period.split())] = ("NUM",)  # a period: no pattern has one
 for _n, _nth in enumerate(("third", "fourth", "fifth", "sixth", "seventh", "eighth"), 3):
     SYMBOLS[("a", _nth, "time")] = (f"GE_{_n}",)  # "never enter A a third time"
+for _seq in ("in that sequence", "in this sequence", "in the same sequence", "in that exact sequence",
+             "in this exact sequence"):  # fmt: skip
+    SYMBOLS[tuple(_seq.split())] = ("ORDER", "LOOSE")  # the sequence said: a sequenced visit
 for _strict in (
     "in strict order",
     "in strict sequence",
@@ -210,9 +219,6 @@ for _moment in ("at every moment", "at each moment", "at any moment", "every mom
     SYMBOLS[(*_moment.split(), ",")] = ("ALWAYS", "COMMA")  # "at every step, ...": always
     SYMBOLS[(*_moment.split(), ".")] = ("ALWAYS", "STOP")
     SYMBOLS[(*_moment.split(), "of")] = ("ALWAYS",)  # "at every moment of the voyage"
-for _before in ("at the step before", "the step before", "at the previous step", "the previous step",
-                "one step earlier", "a step earlier", "one step before", "at the preceding step"):  # fmt: skip
-    SYMBOLS[tuple(_before.split())] = ("PREV",)  # a past step: no clause reads it
 SYMBOLS[(",",)] = ("COMMA",)
 SYMBOLS[(".",)] = ("STOP",)
 SYMBOLS[("but",)] = ("BUT",)
@@ -225,6 +231,9 @@ for _who in ("the robot", "the rover", "yourself", "the agent"):  # "keep the ro
     SYMBOLS[("keep", *_who.split(), "in")] = ("STAY",)
 SYMBOLS.update(FRAMES)
 SYMBOLS.update(REFERENCES)
+SYMBOLS.update(ORDERS)
+SYMBOLS.update({k: v for k, v in next_phrases().items() if k not in SYMBOLS})
+SYMBOLS.update(unit_variants(SYMBOLS))  # "at no other turn", "one move after each"
 LONGEST = max(len(k) for k in SYMBOLS)
 
 CUE_WORDS = (

@@ -42,6 +42,8 @@ from governor.ltl.cue_phrases import (
     TIMES,
     WITHIN,
 )
+from governor.ltl.filler_phrases import filler_holds, no_more
+from governor.ltl.time_phrases import unread_unit
 
 __all__ = ["CUE_WORDS", "number", "symbols"]
 _PLACEHOLDER = re.compile(r"P\d+")
@@ -93,6 +95,8 @@ def _count(toks: Sequence[str], i: int) -> tuple[str, int] | None:
     if found is None:
         return None
     n, j = found
+    if kind is not None and toks[j : j + 1] and toks[j] in STEPS:
+        return None  # "exactly one step after a": a time, not a count
     if kind is None and toks[j : j + 1] and toks[j] in STEPS:  # "in 3 steps or fewer"
         for phrase, k in AFTER_N:
             if k == "LE" and _starts(toks, j + 1, phrase):
@@ -189,8 +193,11 @@ def symbols(toks: Sequence[str]) -> list[str]:
             continue
         for n in range(min(LONGEST, len(toks) - i), 0, -1):
             found = SYMBOLS.get(tuple(toks[i : i + n]))
-            if found == () and toks[i + n : i + n + 1] == ["than"]:
+            if found == () and not filler_holds(toks[i : i + n], toks[i + n : i + n + 1]):
                 continue  # "but not more than three times": a count, not the filler
+            at = len(out) - 1 - (out[-1:] == ["COMMA"])
+            if found == () and no_more(toks[i : i + n]) and at >= 0 and out[at][:3] == "GE_":
+                out[at] = f"EQ_{out[at][3:]}"  # "at least twice, but no more": exactly twice
             if found is not None:
                 if found == ("NEXTAFTER",):
                     found = ("NEXT", "AFTER")
@@ -200,6 +207,8 @@ def symbols(toks: Sequence[str]) -> list[str]:
         else:
             if unread_number(toks, i):
                 out.append("NUM")
+            if unread_unit(toks, i):
+                out.append("TIME")  # "two turns later": a time no phrase read
             if w in ("second", "another", "repeat") and visit_of(toks, i + 1):
                 out.append("AGAIN")  # "no second (trip into) A before B": a return
             i += 1

@@ -55,7 +55,7 @@ def _phrases(text: str) -> frozenset[tuple[str, ...]]:
 _FAMILIES_TEXT = {
     "arrive": "arrive|come|show up|turn up|get here|get there|appear|pull in|reach",
     "return": "return|come back|be back|get back|go back",
-    "receive": "receive|come in|arrive|get in|reach",
+    "receive": "receive|come in|arrive|get in|reach|in",
     "done": "done|finish|end|go off|ring|expire|complete|be over|be up",
     "ok": "ok|succeed|pass|work|success|good|fine|valid",
     "fail": "fail|failure|error|fault",
@@ -70,7 +70,9 @@ _FAMILIES_TEXT = {
     "empty": "empty|empty out",
     "present": "present|here|there|show up|turn up|around|stand|wait",
     "absent": "absent|away|gone|missing|leave|left",
-    "call": "call|ring|buzz",
+    "call": "call|ring|buzz|call for|shout|shout for|yell|yell for|radio|radio for|page|holler"
+    "|cry|cry out|call out|ask for",
+    "request": "request|ask for|call for|shout for|yell for|radio for",
     "show": "show|display|present|visible",
     "detected": "detect|spot|notice|sense|report|discover",
     "escaped": "escape|get out|run away|break out|slip out|break loose",
@@ -87,6 +89,10 @@ _MEMBERS: dict[tuple[str, ...], set[str]] = {}
 for _name, _family in FAMILIES.items():
     for _p in _family:
         _MEMBERS.setdefault(_p, set()).add(_name)
+
+
+NOUN_FAMILIES = frozenset({"request"})
+"""Families whose word is a noun as well ("a request is made"): it keeps a name's word a noun."""
 
 
 def families_of(word: str) -> frozenset[str]:
@@ -125,6 +131,7 @@ SKIP = _set(
     " did stays stay remains remain keep keeps turns turn turned goes go went run runs ran"
     " running grows grow growing going need needs too very that which who ever falls fall fell"
     " fallen rises rise rose rising climbs climb climbed drops drop dropped reads read left kept"
+    " start starts started starting begin begins began beginning"
 )
 """Words allowed between the words of an event phrase (auxiliaries, becoming, a relative)."""
 CARRIED = frozenset({"eventually", "immediately", "only"})
@@ -160,6 +167,11 @@ def timed_after(rest: Sequence[str]) -> bool:
     return rest[0] == "at" and bool(at) and at[0] in _NEXT
 
 
+DEVICES = frozenset(
+    {"sensor", "detector", "monitor", "button", "switch", "light", "lamp", "alarm", "camera",
+     "gauge", "meter", "indicator", "panel", "display", "sign", "controller", "remote", "key"}
+)  # fmt: skip
+"""Heads of a compound that name a device of their own: "the hatch sensor" is not the hatch."""
 SHORTEST = 4
 """Fewest letters of a word said in part (see :func:`part_of`)."""
 AGENT_NOUNS = ("or", "er", "ors", "ers")

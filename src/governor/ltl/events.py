@@ -66,7 +66,7 @@ def _words(name: str) -> tuple[_Word, ...]:
     parts = [w for w in name.split("_") if w]
     last = len(parts) - 1
     plain = [
-        not ew.families_of(w)
+        not ew.families_of(w) - ew.NOUN_FAMILIES
         and not w.endswith(("ed", "ing"))
         and not (w.endswith("en") and ew.stem(w) != w)  # "broken", not "chicken"
         and not (k == last and w.endswith("s"))
@@ -184,7 +184,7 @@ def _in_order(
     neg, score, k = False, 0, 0
     while k < len(words):
         if k:
-            head = k == 1 and not words[0].noun  # "the stop button is pressed": stop_pressed
+            head = ("noun" if words[0].noun else "any") if k == 1 else ""  # "the GPS signal"
             j, neg = _skip(raw, stems, j, words[k], neg, modifier=k == 1, head=head)
             if j < 0:
                 return None
@@ -214,10 +214,11 @@ def _noun_modifier(raw: list[str], stems: list[str], j: int, word: _Word) -> boo
 
 def _skip(
     raw: list[str], stems: list[str], j: int, word: _Word, neg: bool, modifier: bool,
-    head: bool = False,
+    head: str = "",
 ) -> tuple[int, bool]:  # fmt: skip
     """The index after the words allowed before ``word`` (-1 when others stand there); after a
-    name's first word that is no noun, the ``head`` noun the name leaves out may stand."""
+    name's first word, the ``head`` noun the name leaves out may stand ("the GPS signal is lost"
+    for ``gps_lost``), unless it names a device of its own ("the hatch sensor")."""
     skipped = 0
     while j < len(raw) and word.at(stems, j) is None and raw[j] not in PRONOUNS:
         w = raw[j]
@@ -235,7 +236,9 @@ def _skip(
         elif _noun_modifier(raw, stems, j, word):
             pass  # "the milking stall" for cow_in_stall: a noun modifying the word's noun
         elif head and skipped == 0 and w not in CUE_WORDS and w not in ew.SKIP | ew.STOPS:
-            pass  # "stop button": the name said its modifier only
+            if head == "noun" and w in ew.DEVICES:
+                return -1, neg  # "the hatch sensor" is another thing than the hatch
+            pass  # "stop button", "the GPS signal": the name said its modifier only
         elif w not in ew.SKIP and w not in ew.CARRIED:
             return -1, neg
         j += 1

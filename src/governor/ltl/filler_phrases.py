@@ -1,7 +1,10 @@
 """The filler phrases of the cue normaliser (:mod:`governor.ltl.cues`): phrases that restate
 what a sentence already says ("no more and no less" after an exact count, "without exception"
 after a reaction) or frame the whole run ("for as long as the mission runs", "during the run").
-Each becomes no symbol.
+Each becomes no symbol, where it holds (:func:`filler_holds`): a filler before "than" opens a
+count ("but not more than three times"), and "..., then or" / "immediately or" close a time only
+before a later time ("immediately or within 3 steps"), not before "never". "But no more" after a
+lower bound makes the count exact ("at least twice, but no more": exactly twice).
 
 Imports nothing of the project.
 """
@@ -96,3 +99,19 @@ FILLERS: tuple[str, ...] = (
     "during the day",
 )
 """Phrases dropped by the normaliser (a comma is written " , ")."""
+
+
+_LATER = frozenset({"within", "in", "at", "on", "by", "later", "afterwards", "soon", "some", "no"})
+"""Words that open the later time after "immediately or" ("immediately or within 3 steps")."""
+
+
+def filler_holds(phrase: tuple[str, ...] | list[str], following: list[str]) -> bool:
+    """Whether the filler ``phrase`` says nothing before the word ``following`` (see above)."""
+    if following == ["than"]:
+        return False
+    return phrase[-1] != "or" or (following[:1] or [""])[0] in _LATER
+
+
+def no_more(phrase: tuple[str, ...] | list[str]) -> bool:
+    """Whether the filler ``phrase`` denies a greater count ("but no more", "and never more")."""
+    return len(phrase) == 3 and phrase[0] in ("but", "and") and phrase[2] == "more"

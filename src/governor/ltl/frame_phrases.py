@@ -14,7 +14,9 @@ __all__ = ["FRAMES"]
 
 FRAMES: dict[tuple[str, ...], tuple[str, ...]] = {}
 _SPANS = ("night", "day", "afternoon", "morning", "evening", "shift", "week", "tour", "trip", "run",
-          "mission", "round", "rounds", "patrol", "visit", "session", "game", "level")  # fmt: skip
+          "mission", "round", "rounds", "patrol", "visit", "session", "game", "level", "watch",
+          "service", "voyage", "flight", "show", "performance", "match", "season", "exercise",
+          "operation", "job", "cruise", "drill", "event", "festival", "concert", "race")  # fmt: skip
 _RUNNING = ("you are running", "you are operating", "you are active", "you work",
             "you are working", "you are on duty", "the robot is running", "the robot runs",
             "you are switched on", "you are powered on")  # fmt: skip
@@ -34,7 +36,7 @@ _LATER = ("then or later", "then or at some point later", "then or at some later
           "then or at a later point", "then or some time later")  # fmt: skip
 
 for _span in _SPANS:
-    for _lead in ("during the", "during your", "throughout the", "throughout your", "all",
+    for _lead in ("during the", "during your", "during", "throughout the", "throughout your", "all",
                   "for the whole", "for the entire", "over the", "through the", "for your"):  # fmt: skip
         FRAMES[(*_lead.split(), _span)] = ()
     for _rest in ("for the rest of the", "for the rest of your", "for the remainder of the"):

@@ -87,15 +87,35 @@ _SHAPE = (
     (r"\b(you|we|they|i)(?: have|'ve) got\b", r"\1 have"),  # "you've got three steps to"
     (r"(^|[.!;:]\s+)([^.!?;:]+)\?\s+then\b", r"\1if \2, then"),  # "siren on? then ..."
     (
+        r"\b(?:take|follow|run|do|walk|drive|ride) (?:the|this|that) (?:route|path|itinerary)\b:?",
+        "visit",
+    ),
+    (
         r"\s*,\s*(max|maximum|tops|at most|at the most|minimum|at minimum|at least)(?=\s*(?:[.;:!?]|$))",
         r" \1",
     ),
 )
 """Rewrites of whole phrases: "set foot in" is "enter", "any more than" is "more than",
 "whichever is closer first" is "in any order", "rooms 212 and 214" is "room 212 and room 214",
-"you have got" is "you have", a question answered by "then" ("Siren on? Then ...") is a
+"you have got" is "you have", "take the route A, B, C" is "visit A, B, C", a question answered by "then" ("Siren on? Then ...") is a
 condition, and a closing count after a comma ("two trips to A, max") closes
 the count."""
+
+
+_ENUMERATED = re.compile(
+    r"(?:^|(?<=[.;]\s))\s*(step|stage|stop|leg) (one|two|three|four|five|six|\d)\s*:"
+)
+_ORDINALS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+
+
+def _enumerated(low: str) -> str:
+    """ "Step one: A. Step two: B.": the first, then the next (numbered 1, 2, 3, ... in turn);
+    numbered otherwise, the text is left as it is (its numbers stay unread)."""
+    found = list(_ENUMERATED.finditer(low))
+    numbers = [_ORDINALS.get(m[2]) or int(m[2]) for m in found]
+    if len(found) < 2 or numbers != list(range(1, len(found) + 1)):
+        return low
+    return _ENUMERATED.sub(lambda m: "first" if m.start() == found[0].start() else " then", low)
 
 
 def words(sentence: str) -> list[str]:
@@ -114,7 +134,7 @@ def tokens(sentence: str) -> list[str]:
     low = low.replace("’", "'").replace("-", " ")
     low = re.sub(r"\bafter (?:that|which|this)\b", "afterwards", low)
     low = re.sub(r"\bre (?=enter)", "re", low)
-    low = re.sub(_TRIP, "go ", low)  # "take a trip to the dumpster", "pay a visit to"
+    low = _enumerated(re.sub(_TRIP, "go ", low))  # "take a trip to the dumpster", "pay a visit to"
     for pattern, repl in _SHAPE:
         low = re.sub(pattern, repl, low)
     low = re.sub(r"\beither(?: one| of them)?(?=\s*(?:[.,;:!?]|$))", "them", low)  # "into either"

@@ -31,10 +31,12 @@ for _there in (
     "once done there", "once finished there",
 ):  # fmt: skip
     REFERENCES[(*_there.split(), ",")] = ("IF", "REF", "COMMA")
-for _lead in ("until", "before", "till"):  # "until you have;": the clause before is awaited
+for _lead in ("until", "before", "till"):  # "until you have;", "before it has.": awaited
     for _end, _sym in ((".", "STOP"), (",", "COMMA")):
         _key = "UNTIL" if _lead != "before" else "BEFORE"
-        REFERENCES[(_lead, "you", "have", _end)] = (_key, "REF", _sym)
+        for _who in ("you", "it", "they", "we", "he", "she"):
+            for _aux in ("have", "has", "did", "do", "does", "have done so", "has done so"):
+                REFERENCES[(_lead, _who, *_aux.split(), _end)] = (_key, "REF", _sym)
 for _lead, _sym in (("before", "BEFORE"), ("until", "UNTIL")):  # "never before it."
     for _end, _close in ((".", "STOP"), (",", "COMMA")):
         for _not in ("never", "not"):

@@ -8,7 +8,10 @@ clause that says b holds *only* then is the bound delay ``G(a <-> X b)`` (the bo
 - "b only at a step if a just before it"; "b at a step if and only if a at the step before";
 - "if no a at the previous step, not b"; "not b in every step that does not directly follow a";
 - "and vice versa: b at the next step means a now";
-- for the bound reaction, a converse whose condition is elided, said by a negation alone:
+- "b at no other step" / "and never at other steps" (``OTHERWISE``); "never b unless a at the
+  step just before" / "b is never on at a step unless a the step before" (``NOT b UNTIL a PREV``);
+- for the bound reaction, "b only while a, and always while you are there" (``b IFF a``); a
+  converse whose condition is elided, said by a negation alone:
   "b whenever a, and not b whenever nobody is" / "... whenever you aren't there" is "and not b
   whenever not a" (the condition of the rule before, negated).
 
@@ -28,7 +31,7 @@ __all__ = ["converse"]
 _A, _B = r"(?:BE )?(?P<a>P\d+)", r"(?:MUST )?(?:BE )?(?P<b>P\d+)"
 _RULES = (
     rf"(?:WHENEVER|IF) {_A} COMMA {_B} NEXT",
-    rf"NEXT (?:WHENEVER|AFTER) (?:ANY )?{_A} COMMA {_B}",
+    rf"NEXT (?:WHENEVER|AFTER) (?:ANY )?{_A} (?:COMMA )?{_B}",
     rf"{_B} NEXT (?:AFTER|WHENEVER) (?:ANY )?{_A}",
 )
 """The rule "b at the next step whenever a", in the shapes the converse may follow."""
@@ -40,6 +43,9 @@ _CONVERSES = (
     r"IF NOT (?P=a) PREV COMMA NOT (?P=b)",
     r"NOT (?P=b) ANY NOT NEXT (?:AFTER )?(?P=a)",
     rf"{_B2} NEXT MEANS {_A2} NOW PREV",
+    rf"(?:{_B2} )?(?:NOT )?OTHERWISE",
+    rf"(?:NOT )?{_B2} (?:UNTIL|ONLY IF|ONLY WHENEVER) {_A2} (?:ONLY )?PREV",
+    rf"NOT UNTIL {_A2} (?:ONLY )?PREV",
 )
 """The converse "b only then", in the shapes of the module docstring."""
 _DELAYS = tuple(
@@ -50,10 +56,17 @@ _PREVIOUS = re.compile(r"\b(P\d+) IFF (P\d+) PREV\b")
 """b at a step if and only if a at the step before: b at the next step iff a."""
 _ELIDED = re.compile(
     r"\b(?P<rule>(?:(?:BE )?P\d+ (?:IF|WHENEVER|WHILE) (?:BE )?(?P<a>P\d+)|(?:IF|WHENEVER|WHILE)"
-    r" (?:BE )?(?P<a2>P\d+) COMMA (?:BE )?P\d+)) COMMA AND NOT (?P<b>P\d+) (?P<w>IF|WHENEVER|WHILE)"
+    r" (?:BE )?(?P<a2>P\d+) COMMA (?:BE )?P\d+)) (?:COMMA )?AND NOT (?P<b>P\d+) (?P<w>IF|WHENEVER|WHILE)"
     r" (?:BE )?NOT(?= STOP|$)"
 )
 """A converse "and not b whenever nobody is": its condition elided."""
+
+
+_ALWAYS_THERE = re.compile(
+    r"\b(?:REPEAT )?(?P<b>P\d+) ONLY (?P<w>WHILE|WHENEVER|IF) (?:BE )?(?P<a>P\d+) (?:COMMA )?AND"
+    r" ALWAYS (?:WHILE|WHENEVER|IF)(?: BE)?(?: (?:(?P=a)|REF))?(?= STOP|$)"
+)
+"""A bound reaction said as "b only while a, and always while a (you are there)"."""
 
 
 def _elided(m: re.Match[str]) -> str:
@@ -66,4 +79,5 @@ def converse(syms: list[str]) -> list[str]:
     text = _PREVIOUS.sub(r"\1 NEXT IFF \2", " ".join(syms))
     for pattern in _DELAYS:
         text = pattern.sub(r"\g<b> NEXT IFF \g<a>", text)
+    text = _ALWAYS_THERE.sub(r"\g<b> IFF \g<a>", text)
     return _ELIDED.sub(_elided, text).split()

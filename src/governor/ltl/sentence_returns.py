@@ -6,7 +6,8 @@ leaving, so "after leaving it" and "between leaving it and" say nothing more tha
   before B (``AGAIN A BEFORE B``, the strict pair when denied);
 - "once you have left A, do not go back in until B", "after you walk out of A, don't return
   there before B", "(visit A once,) leave it, and don't come back (go back there) before B": the
-  return is to A;
+  return is to A; "once you leave it, don't come back until B": the return is to the place
+  listed right before B;
 - "no returning to A in between", "A only once on the way", "A just once before moving on,":
   the return (the one visit) is before the place listed next (``BETWEEN`` is ``BEFORE B``); a
   ``BETWEEN`` elsewhere ("with any detours you like along the way") says nothing;
@@ -35,6 +36,10 @@ _RULES = (
         r"\1 LEAVE \2 COMMA NOT AGAIN \2 ",
     ),
     (
+        re.compile(r"\b(IF|AFTER) (?:PERF )*LEAVE (P\d+) (?:COMMA )?NOT \2 (?=UNTIL|BEFORE)"),
+        r"\1 LEAVE \2 COMMA NOT AGAIN \2 ",  # "once you leave A, stay out of it until B"
+    ),
+    (
         re.compile(
             r"\b(P\d+)((?: (?:N|EQ)_1)?) (?:COMMA |STOP )*LEAVE (?:COMMA )?(?:AND )?NOT"
             r" (?:AGAIN |REF |\1 )(?=(?:BEFORE|UNTIL) (?:PERF )*P\d+)"
@@ -50,10 +55,27 @@ _ONLY_ONCE = re.compile(r"\b(P\d+) ONLY ((?:N|EQ)_1) (?=BEFORE)")
 _ONCE_THEN = re.compile(r"\b(?:(P\d+) N_1|N_1 (P\d+)) (?:COMMA )?(?:AND )?THEN (?:THEN )?(?=P\d+)")
 
 
+_LEFT_IT = re.compile(
+    r"\b(IF|AFTER) (?:PERF )*LEAVE (?:COMMA )?NOT AGAIN (?=(?:UNTIL|BEFORE) (?:PERF )*(P\d+))"
+)
+"""``once you leave it, don't come back until B``: the place left is unnamed."""
+
+
+def _names(syms: list[str]) -> list[str]:
+    return list(dict.fromkeys(s for s in syms if re.fullmatch(r"P\d+", s)))
+
+
+def _left(m: re.Match[str], syms: list[str]) -> str:
+    """The return to the place listed right before the awaited one (kept unread when none is)."""
+    names = _names(syms)
+    k = names.index(m[2]) - 1
+    return f"{m[1]} LEAVE {names[k]} COMMA NOT AGAIN {names[k]} " if k >= 0 else m[0]
+
+
 def _before_next(m: re.Match[str], syms: list[str]) -> str:
     """``... BEFORE B`` for the place B listed right after the one returned to (kept unread
     when none is)."""
-    names = list(dict.fromkeys(s for s in syms if re.fullmatch(r"P\d+", s)))
+    names = _names(syms)
     place = m[2] or m[3] or m[4]
     k = names.index(place) + 1
     return f"{m[1]} BEFORE {names[k]}" if k < len(names) else m[0]
@@ -65,6 +87,7 @@ def returns(syms: list[str]) -> list[str]:
     text = _ONLY_ONCE.sub(r"\1 \2 ", text.replace(" BETWEEN", "").replace("BETWEEN ", ""))
     for pattern, repl in _RULES:
         text = pattern.sub(repl, text)
+    text = _LEFT_IT.sub(lambda m: _left(m, syms), text)
     if re.search(r"\bNOT (?:\w+ )?AGAIN\b|\bSTRICT\b", text):
         text = _ONCE_THEN.sub(lambda m: f"{m[1] or m[2]} THEN ", text)
     return text.split()

@@ -1,0 +1,31 @@
+"""The cue phrases of a visit's order and repetition said in a whole phrase
+(:mod:`governor.ltl.cue_phrases` merges them): a single stop at each place before the next
+("with a single stop at each before moving on to the next", "one visit to each": ``STRICT``),
+and a round that never ends ("without ever finishing", "never calling it done": ``REPEAT``).
+
+Imports nothing of the project.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ORDERS"]
+
+ORDERS: dict[tuple[str, ...], tuple[str, ...]] = {}
+_ONE = ("a single", "one", "just one", "only one", "exactly one", "a single one")
+_STOP = ("stop", "visit", "trip", "pass", "entry")
+_AT = ("at", "to", "in", "into", "through")
+_EACH = ("each", "each one", "each of them", "every one", "each place", "each stop")
+_NEXT = ("", " before moving on", " before moving on to the next", " before moving on to the next one",
+         " before going on to the next", " before the next", " before the next one")  # fmt: skip
+for _one in _ONE:
+    for _stop in _STOP:
+        for _at in _AT:
+            for _each in _EACH:
+                for _next in _NEXT:
+                    for _with in ("", "with ", "making "):
+                        _key = f"{_with}{_one} {_stop} {_at} {_each}{_next}"
+                        ORDERS[tuple(_key.split())] = ("STRICT",)
+for _never in ("without ever", "without", "never", "not ever"):
+    for _end in ("finishing", "ending", "stopping for good", "quitting", "calling it done",
+                 "calling it a day", "being done", "coming to an end"):  # fmt: skip
+        ORDERS[tuple(f"{_never} {_end}".split())] = ("REPEAT",)
