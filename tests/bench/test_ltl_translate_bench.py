@@ -49,6 +49,7 @@ def test_the_sets_and_a_missing_set(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         "dev8",
         "dev9",
         "dev10",
+        "dev11",
         "heldout",
     )
     found = ltl_translate.run("dev2", limit=3)

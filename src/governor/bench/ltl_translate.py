@@ -1,7 +1,7 @@
 """`governor bench ltl-translate`: the offline English-to-LTL translator on pattern sentences.
 
 Reads the sets of ``data/ltl_patterns/``: ``dev.jsonl`` (the rules were developed on it),
-``dev2.jsonl`` to ``dev10.jsonl`` (each written independently, scored unseen, then developed
+``dev2.jsonl`` to ``dev11.jsonl`` (each written independently, scored unseen, then developed
 on too) and ``heldout.jsonl`` (written by someone who had not seen the rules; run once with the
 rules frozen). One JSON object a line:
 ``id``, ``family``, ``args``, ``n``, ``places``, ``props``, ``text``. It translates each sentence against
@@ -38,7 +38,7 @@ from governor.ltl.satisfiability import one_hot, powerset, search
 from governor.ltl.syntax import Formula
 from governor.ltl.translate import translate_offline
 
-SETS = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9", "dev10", "heldout")
+SETS = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9", "dev10", "dev11", "heldout")
 FIELDS = ("id", "family", "args", "n", "places", "props", "text")
 MAX_STATES = 200_000
 """State budget of one equivalence search."""
