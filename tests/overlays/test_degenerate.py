@@ -89,6 +89,12 @@ def rejected_by(overlays: list[Overlay], context: tuple[Turn, ...], reply: str) 
         ("No, I never throw it. Somehow, I think that's the", "stray_tail", "unfinished"),
         ("Oh, I think the U. is the only place where it's.", "stray_tail", "unfinished"),
         ('I thought they were two of the best actors in the world!(".",', "stray_tail", "stray"),
+        ('Oh, well, I saw that, my mother was crying for it.="))', "stray_tail", "stray"),
+        (
+            "Alright, we're excited to have you. Alright, what's the story?Alright.",
+            "stray_tail",
+            "",
+        ),
         ("I have a question, if you don't mind..." + "$" * 80, "repeated_symbols", "repeated"),
         ("Well, that's like what I'm used to in the big cities.yaml", "markup", "markup"),
         (
@@ -126,6 +132,8 @@ def test_degenerate_replies_are_rejected_and_named(
         "I loved him when he played on ER as Dr. Ross",
         "What are you looking for",
         "Oh no :(",
+        "They earn more money in their lifetime than an NFL player....crazy!",
+        "It depends on the difference in the atmosphere on Mars vs. Earth",
         "I loved it (really!)...",
         "It's fine, that's what it's for. I'd say so!",
         "That was great. LOL",
@@ -164,6 +172,23 @@ def test_both_shipped_files_carry_the_calibrated_overlays(path: Path) -> None:
         assert rules[name]["calibration"]["reject_quantile"] == hard
         assert rules[name]["epsilon"] == 0.0 or name not in ("stray_tail", "mixed_scripts")
         assert 1 - held["false_positive"][name] >= 0.95
+
+
+def test_a_tail_that_recurs_from_an_earlier_reply_is_a_tic(
+    degenerate_overlays: list[Overlay],
+) -> None:
+    before = (
+        *user("Hello - how are you doing today?"),
+        Turn("assistant", "I'm fine. Tickets model"),
+    )
+    context = (*before, *user("Do you like soccer?"))
+    assert "stray_tail" in rejected_by(
+        degenerate_overlays, context, "They won. Tickets model anaknya"
+    )
+    assert "stray_tail" in rejected_by(degenerate_overlays, context, "It's great! Tickets model")
+    assert rejected_by(degenerate_overlays, context, "Yes. I wonder who won") == set()
+    said = (*user("Hi!"), Turn("assistant", "Great game. I wonder who won"), *user("Me too."))
+    assert rejected_by(degenerate_overlays, said, "Sure. I wonder how they train") == set()
 
 
 def test_cjk_characters_count_as_words() -> None:

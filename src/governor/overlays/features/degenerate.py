@@ -44,7 +44,7 @@ from typing import Any
 
 from governor.overlays.features.base import DEFAULT_RESOURCES, Resources, register
 from governor.overlays.features.dialogue import Dialogue, last
-from governor.overlays.features.endings import stray_tail_of
+from governor.overlays.features.endings import recurring_tail, stray_tail_of
 from governor.overlays.features.text import sentences, words, zipf
 
 LANGUAGES = ("en", "fr", "de", "es", "it", "pt", "nl")
@@ -245,4 +245,5 @@ def echo(context: Dialogue, candidate: str, *, res: Resources = DEFAULT_RESOURCE
     "a broken end: a stray word after the last sentence, or cut off mid-sentence",
 )
 def stray_tail(context: Dialogue, candidate: str, *, res: Resources = DEFAULT_RESOURCES) -> float:
-    return stray_tail_of(candidate, language(context))
+    own = [t.text for t in context if t.role == "assistant"]
+    return max(stray_tail_of(candidate, language(context)), recurring_tail(candidate, own))

@@ -14,9 +14,13 @@ A reply's end is broken (:func:`stray_tail_of` is 1) when:
   "insane"); a capitalised word rarer than :data:`NAME`, or one after an initial or a title, is
   read as a name ("... The Sixth Sense. Shyamalan", "... as Dr. Ross");
 - or a word is glued to its last sentence's end ("... their policy?perluan", "... at
-  all.compared": a base model's next token with no space);
-- or it ends in a run of three or more marks that opens a bracket it does not close ("... in
-  the world!(".",): the start of code or markup, which people's emoticons (":(") are not;
+  all.compared", "... the story?Alright.": a base model's next token with no space);
+- or its tail after the last sentence begins with the whole tail (two words or more) of an
+  earlier reply of its own ("I'm fine. Tickets model", then "They won it. Tickets model anaknya": a
+  tic; :func:`recurring_tail`, which no person's turn in the corpora does);
+- or it ends in a run of three or more marks that opens a bracket it does not close or holds a
+  mark of code ("... in the world!(".",", "... In the movie.="))"): code or markup, which
+  people's emoticons (":(") and punctuation ("...", "?!") are not;
 - or the reply, of :data:`CUT_WORDS` words or more, stops mid-sentence: on an article, a
   conjunction or a possessive with no punctuation after it (:data:`CUT_OFF`: "... I think
   that's the"), or on a contracted verb, punctuated or not ("... the only place where it's.");
@@ -33,6 +37,7 @@ Imports the text resources only (the tagger and word frequencies).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from governor.overlays.features.text import tags, words, zipf
 
@@ -44,9 +49,9 @@ REACTIONS = frozenset({"UH", "JJ"})  # tags of a one-word tail people write ("lo
 CUT_OFF = frozenset({"the", "a", "an", "and", "but", "or", "my", "your", "their", "our"})
 CUT_WORDS = 4  # a reply shorter than this that trails off is an interjection ("But", "Or")
 
-_GLUED_TAIL = re.compile(  # "policy?perluan"; not a web address ("example.com")
-    r"(?<=\w)(?:[!?…]+|\.+(?!(?:com|org|net|edu|gov|io|ai|co|uk|de|fr|info)\s*$))"
-    r"[^\W\d_][\w'-]*\s*$"
+_GLUED_TAIL = re.compile(  # "policy?perluan", "story?Alright."; not "example.com", "...wow!"
+    r"(?<=\w)(?:[!?]+|\.(?!(?:com|org|net|edu|gov|io|ai|co|uk|de|fr|info)[.!?…]*\s*$))"
+    r"[^\W\d_][\w'-]+[.!?…]*\s*$"
 )
 _TAIL = re.compile(r"[.!?…][\"'”’)\]]*\s+([^.!?…\n]{1,80})$")  # '... Story." süreç'
 _CONTRACTED_END = re.compile(  # "... the only place where it's." (no sentence ends on "it's")
@@ -55,7 +60,10 @@ _CONTRACTED_END = re.compile(  # "... the only place where it's." (no sentence e
     re.IGNORECASE,
 )
 _MARKS_END = re.compile(r"[^\w\s]{3,}$")  # the marks after the last word
-_TITLE = re.compile(r"\b(?:[A-Z]|Dr|Mr|Mrs|Ms|Mt|St|Jr|Sr|Prof)\.\s*$")  # "Dr. Ross", "Joan B. Lee"
+_CODE_MARKS = frozenset("=<>{}[]\\|`^~")  # marks of code or markup, not of people's punctuation
+_TITLE = re.compile(
+    r"\b(?:[A-Z]|Dr|Mr|Mrs|Ms|Mt|St|Jr|Sr|Prof|vs)\.\s*$"
+)  # "Dr. Ross", "Joan B. Lee"
 _LAUGH = re.compile(r"(?:lo)+l|(?:lmf?ao|rofl)|a?(?:h[aeio])+h?a*|x+d+", re.IGNORECASE)  # "hahah"
 
 
@@ -88,13 +96,34 @@ def stray_tail_of(text: str, lang: str = "en") -> float:
     return 1.0 if word and _dropped_sentence(end, found.start(1)) else 0.0
 
 
+def tail_words(text: str) -> tuple[str, ...]:
+    """The words, in lower case, of the unpunctuated fragment after ``text``'s last sentence."""
+    found = _TAIL.search(text[-200:].rstrip())
+    return tuple(w.lower() for w in words(found.group(1))) if found else ()
+
+
+def recurring_tail(text: str, earlier: Sequence[str]) -> float:
+    """1.0 when ``text``'s tail begins with the whole tail (two words or more) of an ``earlier``
+    reply."""
+    mine = tail_words(text)
+    if len(mine) < 2:
+        return 0.0
+    for e in earlier:
+        theirs = tail_words(e)
+        if len(theirs) >= 2 and mine[: len(theirs)] == theirs:
+            return 1.0
+    return 0.0
+
+
 def _opens_code(end: str) -> bool:
-    """Whether ``end`` closes on marks that open a bracket they do not close."""
+    """Whether ``end`` closes on marks that open a bracket they do not close or that hold a mark
+    of code (``=``, ``<``, ``{``, ...)."""
     marks = _MARKS_END.search(end)
     if marks is None:
         return False
     run = marks.group()
-    return any(run.count(o) > run.count(c) for o, c in ("()", "[]", "{}"))
+    unclosed = any(run.count(o) > run.count(c) for o, c in ("()", "[]", "{}"))
+    return unclosed or any(ch in _CODE_MARKS for ch in run)
 
 
 def _cut_off(end: str) -> bool:
