@@ -91,6 +91,12 @@ def rejected_by(overlays: list[Overlay], context: tuple[Turn, ...], reply: str) 
         ('I thought they were two of the best actors in the world!(".",', "stray_tail", "stray"),
         ('Oh, well, I saw that, my mother was crying for it.="))', "stray_tail", "stray"),
         (
+            "Yeah, she's got some fine lines. Somehow, you're going to have a long time."
+            " Somehow, you're going to have a long time.",
+            "repetition",
+            "repeated",
+        ),
+        (
             "Alright, we're excited to have you. Alright, what's the story?Alright.",
             "stray_tail",
             "",

@@ -3,7 +3,9 @@
 Six features, each 0 for ordinary human replies (calibrated on the human corpora like the rest):
 
 - ``repeated_ngrams``: the share of the reply's word 3-grams that repeat an earlier one
-  ("I love it I love it I love it");
+  ("I love it I love it I love it"), or 1 when a sentence of :data:`SAID_TWICE` words or more
+  is said twice ("Somehow, you're going to have a long time." twice: one person's turn in
+  92,300 does it, singing "She loves you, yeah, yeah, yeah");
 - ``repeated_symbols``: how often one symbol repeats in a row, spaces between ignored ("↦ ↦ ↦"
   and "査査査" are 2): ordinary punctuation (``...``, ``!!!``) and the letters and digits of
   alphabetic scripts ("sooo") are not symbols here, people write them, unless a punctuation
@@ -52,6 +54,7 @@ MIN_WORDS = 8  # non_words divides by at least this many words
 LANGUAGE_TURNS = 3  # the user's turns that decide the conversation's language
 SURE, COMMON = 0.8, 3.0  # the first language, without trying others, if this share is common
 NGRAM = 3  # repeated_ngrams: word 3-grams
+SAID_TWICE = 5  # repeated_ngrams: a sentence this long said twice is a repetition
 ECHO_NGRAM = 4  # echo: word 4-grams shared with the user's turn
 PUNCT_RUN = 10  # repeated_symbols: a punctuation mark repeated more than this in a row counts
 ZWJ = "\u200d"  # the zero-width joiner inside emoji sequences is not counted as invisible
@@ -86,7 +89,14 @@ def _ngrams(tokens: Sequence[str], n: int) -> list[tuple[str, ...]]:
 
 
 def repeated_share(text: str, n: int = NGRAM) -> float:
-    """Share of the word n-grams of ``text`` that repeat an earlier one (0 without n-grams)."""
+    """Share of the word n-grams of ``text`` that repeat an earlier one (0 without n-grams), or
+    1 when a sentence of :data:`SAID_TWICE` words or more is said twice."""
+    said: set[tuple[str, ...]] = set()
+    for sentence in sentences(text):
+        key = tuple(w.lower() for w in words(sentence))
+        if len(key) >= SAID_TWICE and key in said:
+            return 1.0
+        said.add(key)
     grams = _ngrams([w.lower() for w in words(text)], n)
     return (len(grams) - len(set(grams))) / len(grams) if grams else 0.0
 
