@@ -38,7 +38,20 @@ from governor.ltl.satisfiability import one_hot, powerset, search
 from governor.ltl.syntax import Formula
 from governor.ltl.translate import translate_offline
 
-SETS = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9", "dev10", "dev11", "heldout")
+SETS = (
+    "dev",
+    "dev2",
+    "dev3",
+    "dev4",
+    "dev5",
+    "dev6",
+    "dev7",
+    "dev8",
+    "dev9",
+    "dev10",
+    "dev11",
+    "heldout",
+)
 FIELDS = ("id", "family", "args", "n", "places", "props", "text")
 MAX_STATES = 200_000
 """State budget of one equivalence search."""

@@ -101,7 +101,7 @@ def _avoid_after(m: re.Match[str], c: Clause) -> Parse | None:
     event = cw in ("AFTER", "MEANS", "THEN", "AND", "COMMA") or a in c.perf
     if "NEXT" in c.flags:
         return one(reading("prompt_avoid", (a, b))) if cw != "WHILE" else None
-    later = {"FROMNOW", "AFTERWARDS"} & c.flags  # "never b afterwards", "no more b"
+    later = {"FROMNOW", "AFTERWARDS"} & c.flags or b in c.again  # "never b again", "no more b"
     if cw == "WHILE" or not (event or later or a in c.places):
         return one(Reading("instant_react", (a, b), None, (rd.SAME_STEP,), (b,)))
     return one(reading("future_avoid", (a, b)))
@@ -144,7 +144,8 @@ def conditional(m: re.Match[str], c: Clause) -> Parse | None:
         return one(reading("instant_react", (a, b)))
     react = reading("delay_react", (a, b))
     if cw == "AFTER" and a in c.places and b in c.places and "ALWAYS" not in c.flags:
-        return one(
-            react.with_notes(rd.AFTER_REACT), reading("sequenced_visit", (a, b), None, rd.AFTER_SEQ)
-        )
+        seq = reading("sequenced_visit", (a, b), None, rd.AFTER_SEQ)
+        if a in c.perf:  # "after you've been to A, go to B": one visit, presupposed
+            return one(seq.with_notes(rd.AFTER_PERF), react.with_notes(rd.AFTER_REACT))
+        return one(react.with_notes(rd.AFTER_REACT), seq)
     return one(react)

@@ -16,6 +16,7 @@ Imports the readings, the sentence passes and the clause modules.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from governor.ltl import clause_avoid, clause_lists, clause_reactions
@@ -75,15 +76,18 @@ def read(
     return [_relax(p) for p in parses] if parses and permitted else parses
 
 
-_BARE = frozenset({"NOT", "AGAIN", "MUST", "CAN", "STOP"})
+_P = re.compile(r"P\d+")
+_REFERS = frozenset({"ANY", "REF", "IT", "WHICH", "AHEAD", "BETWEEN"})
 
 
 def _negation_after_stop(segment: list[str]) -> bool:
     """Whether a sentence inside the segment is a bare negation that names nothing ("Go to A,
-    then B. Never go back." is no "B, never": the return's place is unsaid)."""
+    then B. Never go back." is no "B, never": the return's place is unsaid; "Keep returning to
+    A; there's no point after which you can forget it" is no "never A")."""
     k = segment.index("STOP") + 1 if "STOP" in segment[:-1] else len(segment)
     rest = segment[k:]
-    return bool(rest) and rest[0] == "NOT" and set(rest) <= _BARE
+    named = any(_P.fullmatch(x) for x in rest) or _REFERS & set(rest)  # "never go to them"
+    return bool(rest) and rest[0] == "NOT" and not named
 
 
 def _relax(p: Parse) -> Parse:

@@ -40,12 +40,12 @@ NUMBERS = {
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "single": 1, "twice": 2, "thrice": 3,
 }  # fmt: skip
 _CUES = {
-    "NOT": "not|never|cannot|no|anywhere except|anywhere but|everywhere except|everywhere but"
+    "NOT": "not|never|cannot|no|anywhere except|anywhere but|everywhere except|everywhere but|somewhere other than|anywhere other than"
     "|any place except|any room except|avoid|avoiding|avoided|keep off|keep off of|stay off|stay off of"
     "|stay away from|keep away from|keep out of|stay out|keep well clear of|stay well clear of|steer well clear of|well clear of|well away from"
     " of|keep clear of|steer clear of|off limits|away from|forbidden|prohibited|banned|out of bounds|refrain"
     " from|hold off on|hold off|without|no longer|nobody|nowhere|under no circumstances|at no point|none|none of them|neither"
-    "|keeps out of|keeps away from|keeps clear of|keeps off|stays out of|stays away from|stays off",
+    "|keeps out of|keeps away from|keeps clear of|keeps off|stays out of|stays away from|stays off|stay clear of|stays clear of",
     "MUST": "must|have to|has to|need to|needs to|should|required to|make sure|ensure|be sure to"
     "|do not forget to|do not forget|never forget to|remember to|always remember to|got to|shall"
     "|will|is sure to|are sure to|is certain to|is bound to|is guaranteed to|is mandatory"
@@ -120,12 +120,12 @@ _CUES = {
     "STAY": "stay|remain|wait|waits|stays|remains|stay put|linger|hold position|keep waiting|hold at|hold still at"
     "|hold your position|keep your position|keep standing|stand|remain standing|stay standing"
     "|keep sitting|keep parked|stay parked|remain parked|hang around|hang out|sit tight|hover|hover"
-    " over|hover above|hover at|idle at|stand by at|stand by in",
+    " over|hover above|hover at|idle at|stand by at|stand by in|sit with|sit beside|sit by|stay beside",
     "LEAVE": "leave|exit|depart|depart from|move out of|get out of|go out of|step out of|left|leaves"
     "|leaving|exits|exited|exiting|departed|move away from|walk away from|step away from"
     "|walk out of|come out of|walked out of|came out of",
     "AGAIN": "again|a second time|come back|go back|return|revisit|re enter|reenter|reentered"
-    "|re entered|revisited|returned to|entered again|visited again|reentering|re entering",
+    "|re entered|revisited|returned to|entered again|visited again|reentering|re entering|step back in|walk back in",
     "ONLY": "only|just|at no step except|at no time except|at no other step than|at no other"
     " time than|never except|at no step other than",
     "AND": "and|as well as|plus|along with|together with",

@@ -23,7 +23,7 @@ IRREGULAR = {
     "left": "leave", "broke": "break", "broken": "break", "wore": "wear", "worn": "wear",
     "shut": "shut", "set": "set", "reset": "reset", "put": "put", "held": "hold",
     "began": "begin", "begun": "begin", "stood": "stand", "heard": "hear", "found": "find",
-    "okay": "ok", "paid": "pay", "said": "say", "laid": "lay",
+    "okay": "ok", "paid": "pay", "said": "say", "laid": "lay", "onto": "on", "into": "in",
 }  # fmt: skip
 """Irregular inflections -> their stem."""
 _KEEP_DOUBLE = frozenset("aeiouls")
@@ -55,18 +55,24 @@ def _phrases(text: str) -> frozenset[tuple[str, ...]]:
 _FAMILIES_TEXT = {
     "arrive": "arrive|come|show up|turn up|get here|get there|appear|pull in|reach",
     "return": "return|come back|be back|get back|go back",
-    "receive": "receive|come in|arrive|get in|reach|in",
+    "receive": "receive|come in|arrive|get in|reach|in|place|submit",
     "done": "done|finish|end|go off|ring|expire|complete|be over|be up",
     "ok": "ok|succeed|pass|work|success|good|fine|valid",
     "fail": "fail|failure|error|fault",
     "on": "on|run|active|activate|wear|sound|switch on|turn on|power on|start|engage|come on|play"
-    "|flash|blink|light up",
-    "off": "off|silent|stop|inactive|quiet|switch off|turn off|power off|disengage",
+    "|flash|blink|light up|kick in|cut in",
+    "off": "off|silent|stop|inactive|quiet|switch off|turn off|power off|disengage|release",
+    "up": "up|raise|lift|hoist|raised",
+    "down": "down|lower|drop",
+    "added": "add|go in|put in|load|insert",
+    "stop": "stop|halt|come to a stop|come to a halt|come to a full stop|come to a standstill",
+    "normal": "normal|back to normal|ok",
+    "moving": "move|moving|in motion|under way|underway|travel",
     "open": "open|ajar",
     "closed": "close|shut",
     "sent": "send|go out|issue|dispatch",
     "clean": "clean|clean up|mop|mop up|wipe|wipe up",
-    "full": "full|fill|fill up",
+    "full": "full|fill|fill up|overflow",
     "empty": "empty|empty out",
     "present": "present|here|there|show up|turn up|around|stand|wait",
     "absent": "absent|away|gone|missing|leave|left",
@@ -83,7 +89,8 @@ FAMILIES: dict[str, frozenset[tuple[str, ...]]] = {
 }
 """Event verb families: phrases (as stems) that say the same event."""
 OPPOSITE = {"on": "off", "off": "on", "open": "closed", "closed": "open", "ok": "fail",
-            "fail": "ok", "present": "absent", "absent": "present"}  # fmt: skip
+            "fail": "ok", "present": "absent", "absent": "present", "up": "down",
+            "down": "up"}  # fmt: skip
 """Families that say each other's event negated."""
 _MEMBERS: dict[tuple[str, ...], set[str]] = {}
 for _name, _family in FAMILIES.items():
@@ -131,7 +138,8 @@ SKIP = _set(
     " did stays stay remains remain keep keeps turns turn turned goes go went run runs ran"
     " running grows grow growing going need needs too very that which who ever falls fall fell"
     " fallen rises rise rose rising climbs climb climbed drops drop dropped reads read left kept"
-    " start starts started starting begin begins began beginning"
+    " start starts started starting begin begins began beginning drive drives drove driving pull"
+    " pulls pulled pulling roll rolls rolled rolling"
 )
 """Words allowed between the words of an event phrase (auxiliaries, becoming, a relative)."""
 CARRIED = frozenset({"eventually", "immediately", "only"})

@@ -97,6 +97,10 @@ FILLERS: tuple[str, ...] = (
     "during the shift",
     "during your shift",
     "during the day",
+    "no later",  # "at the next tick, no later": the deadline said again ("no later than" is not)
+    "and no later",
+    "not a step later",
+    "and not a step later",
 )
 """Phrases dropped by the normaliser (a comma is written " , ")."""
 

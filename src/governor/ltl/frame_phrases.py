@@ -3,7 +3,9 @@ them): a frame of the whole run ("all night long", "for as long as you are runni
 the night"), a restatement of timing said already ("not at that moment and not later", "at the
 next step, not later"), an unhurried aside ("no rush"), none of which constrains anything, and
 phrases that say a time in other words: "then or at some point later" (``EVENTUALLY``), "from
-that moment onwards" / "for the rest of the run" (``FROMNOW``), "any moment" (``WHENEVER``).
+that moment onwards" / "for the rest of the run" (``FROMNOW``), "any moment" (``WHENEVER``),
+"there's no point after which you can stop" (``REPEAT``: never stop), "there is no situation
+in which" (``NOT``); "while you're doing the rounds" / "while on your shift" frame the run.
 
 Imports nothing of the project.
 """
@@ -66,3 +68,18 @@ for _not in ("do not", "never", "you must not", "you cannot"):  # "don't finish 
                 FRAMES[tuple(f"{_not} {_end} {_span} {_without}".split())] = ("MUST",)
 for _moment in ("any moment", "each moment", "any instant", "every instant", "each instant"):
     FRAMES[tuple(_moment.split())] = ("WHENEVER",)
+for _point in ("point", "time", "moment", "step"):  # "there's no point after which you can stop"
+    for _which in ("after which", "afterwards", "at which", "when", "where"):
+        for _may in ("you can", "you may", "it can", "it may", "the robot can", "the robot may"):
+            _never = f"there is no {_point} {_which} {_may} stop"
+            FRAMES[tuple(_never.split())] = ("REPEAT",)
+for _may in ("you can", "you may", "it can", "it may", "you are allowed to", "it is allowed to"):
+    FRAMES[tuple(f"at no point {_may} stop".split())] = ("REPEAT",)  # "never stop"
+    FRAMES[tuple(f"{_may} never stop".split())] = ("REPEAT",)
+for _case in ("situation", "case", "circumstance", "time", "moment", "point"):  # "there is no
+    for _which in ("in which", "where", "when", "at which"):  # situation in which A may be entered"
+        FRAMES[tuple(f"there is no {_case} {_which}".split())] = ("NOT",)
+for _lead in ("while you are doing", "while you do", "while doing", "while you are on", "while on"):
+    for _span in ("the rounds", "your rounds", "the round", "your round", "the tour", "your tour",
+                  "the shift", "your shift", "duty", "patrol", "your patrol"):  # fmt: skip
+        FRAMES[(*_lead.split(), *_span.split())] = ()  # "while you're doing the rounds, ..."

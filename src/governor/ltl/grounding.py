@@ -135,7 +135,7 @@ def lift(sentence: str, domain: Domain) -> Lifted:
             marked.append("must")  # "the battery must become full": said to happen
         if words and words[0] in lx.STATIVE:
             marked.append("be")
-        elif lx.RETURNING & set(words) and not event_like:
+        elif lx.RETURNING & set(words) - set(re.split(r"[\W_]+", str(formula))) and not event_like:
             marked.append("again")
         marked.append(name)
         kept = [w for w in words if w in ew.CARRIED]  # "it must eventually be reset"
@@ -149,8 +149,9 @@ def lift(sentence: str, domain: Domain) -> Lifted:
 
 def _conditioned(toks: Sequence[str], end: int) -> bool:
     """Whether a state's condition or a time from then on follows at ``end`` ("the light is
-    never on | while ...", "the door must never be unlocked | from that point on")."""
-    return toks[end : end + 1] in (["while"], ["whenever"], ["when"], ["from"], ["ever"])
+    never on | while ...", "the door must never be unlocked | from that point on", "the pump
+    must never run | again")."""
+    return toks[end : end + 1] in (["while"], ["whenever"], ["when"], ["from"], ["ever"], ["again"])
 
 
 def _condition(out: list[str], marked: list[str], name: str) -> None:

@@ -25,6 +25,8 @@ DETERMINERS = _set("the a an your my that this its her his their our")
 PRONOUNS = frozenset({"it", "them"})
 INDEFINITE = _set("a an any another each every one no")
 """Determiners of a noun that names no particular place ("enter a room")."""
+LEAVING = _set("leave leaves left leaving exit exits exited exiting")
+"""Verbs of leaving: "once you leave one" names no particular place."""
 GENERIC_PLACES = _set(
     "place places room rooms location locations spot spots area areas site sites stop stops"
     " destination destinations waypoint waypoints"

@@ -44,6 +44,10 @@ BEFORE_AVOID = (
 BEFORE_ORDER = "'before' as an ordered visit: both must be visited, the first one first"
 AFTER_REACT = "'after' as a reaction: each time the first happens, the second must follow; the first is not required"
 AFTER_SEQ = "'after' as a sequence: the first must be visited, and the second after it"
+AFTER_PERF = (
+    "ambiguous: 'after you have been to A' presupposes the visit (a sequence); each visit"
+    " followed (the reaction) is the alternative"
+)
 ORDER_STRICT = (
     "'in this order' as an ordered visit: none is visited before the one listed ahead of it"
 )

@@ -1,5 +1,5 @@
 """The cue phrases of anaphora and references (:mod:`governor.ltl.cue_phrases` merges them):
-"before that", "until you do", "only after that" (``REF``: the place or proposition said
+"before that", "until you do", "until it comes", "only after that" (``REF``: the place or proposition said
 before), "once there," / "once you are done," (``IF REF``: then), "until you have;" (the clause
 before is awaited), "in between" / "on the way" / "before moving on," (``BETWEEN``: before the
 next place, :mod:`governor.ltl.sentence_returns` reads it), "any earlier" (``FIRST``), "never before it.", "which it must" (``WHICH MUST``), "which means" (a
@@ -13,11 +13,15 @@ from __future__ import annotations
 __all__ = ["REFERENCES"]
 
 REFERENCES: dict[tuple[str, ...], tuple[str, ...]] = {}
-_REFS = (
+_REFS: tuple[str, ...] = (
     "then", "that", "this", "there", "you do", "you do so", "that happens", "you get there",
     "doing so", "that point", "this point", "you are there", "getting there", "he does",
     "she does", "it does", "they do",
 )  # fmt: skip
+_HAPPEN = ("comes", "happens", "arrives", "occurs", "shows up", "turns up", "has come",
+           "has happened", "has arrived", "is given")  # fmt: skip
+_REFS += tuple(f"{who} {verb}" for who in ("it", "that") for verb in _HAPPEN)
+_REFS += tuple(f"they {v}" for v in ("come", "happen", "arrive", "occur", "show up", "turn up"))
 for _ref in _REFS:
     REFERENCES[("only", "after", *_ref.split())] = ("ONLY", "AFTER", "REF")
     for _lead in ("before", "until", "till", "up until", "prior to", "ahead of"):

@@ -87,8 +87,11 @@ class Scanner:
 
     def indefinite(self, i: int) -> None:
         """After "a place" / "any room", "it" refers to that noun, not to the object named
-        before: forget the last object."""
+        before: forget the last object; so after "leave one" ("once you leave one, don't go
+        back into it")."""
         if self.at(i) in lx.INDEFINITE and self.at(i + 1) in lx.GENERIC_PLACES:
+            self.last = None
+        if self.at(i) == "one" and self.at(i - 1) in lx.LEAVING | lx.INDEFINITE:
             self.last = None
 
     def need(self, i: int, start: int) -> tuple[str, int]:

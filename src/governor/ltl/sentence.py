@@ -76,11 +76,13 @@ def eventually(syms: list[str]) -> list[str]:
 
 def time_frame(syms: list[str]) -> list[str]:
     """An opening "before the day is out," / "until the end of the mission,": a time limit that
-    names nothing (no place, event or reference before the comma) is the whole run: dropped."""
+    names nothing (no place, event or reference before the comma) is the whole run: dropped;
+    not before a negation ("until the whistle blows, stay out of A" awaits an unread event)."""
     out: list[str] = []
-    for s in syms:
+    for i, s in enumerate(syms):
         bare = out[-1:] in (["BEFORE"], ["UNTIL"]) and out[-2:-1] in ([], ["STOP"])
-        if s == "COMMA" and bare:
+        rest = syms[i + 1 : syms.index("STOP", i) if "STOP" in syms[i:] else len(syms)]
+        if s == "COMMA" and bare and "NOT" not in rest:
             out.pop()
             continue
         out.append(s)

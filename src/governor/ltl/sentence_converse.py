@@ -10,10 +10,12 @@ clause that says b holds *only* then is the bound delay ``G(a <-> X b)`` (the bo
 - "and vice versa: b at the next step means a now";
 - "b at no other step" / "and never at other steps" (``OTHERWISE``); "never b unless a at the
   step just before" / "b is never on at a step unless a the step before" (``NOT b UNTIL a PREV``);
+- the rule said again of the negated condition: "if not a, not b at the next step", "whenever
+  it isn't (``OTHERWISE``), b is off at the next step", "not b at the next step whenever not a";
 - for the bound reaction, "b only while a, and always while you are there" (``b IFF a``); a
   converse whose condition is elided, said by a negation alone:
-  "b whenever a, and not b whenever nobody is" / "... whenever you aren't there" is "and not b
-  whenever not a" (the condition of the rule before, negated).
+  "b whenever a, and not b whenever nobody is" / "... whenever you aren't there" / "and whenever
+  you're not, b is off" is "and not b whenever not a" (the condition of the rule before, negated).
 
 The rule and its converse are rewritten to ``b NEXT IFF a`` (the rule of
 :mod:`governor.ltl.clause_reactions` reads it); a converse with other names, or alone, is left
@@ -30,7 +32,7 @@ __all__ = ["converse"]
 
 _A, _B = r"(?:BE )?(?P<a>P\d+)", r"(?:MUST )?(?:BE )?(?P<b>P\d+)"
 _RULES = (
-    rf"(?:WHENEVER|IF) {_A} COMMA {_B} NEXT",
+    rf"(?:WHENEVER|IF) {_A}(?: NOW)? COMMA {_B} NEXT",
     rf"NEXT (?:WHENEVER|AFTER) (?:ANY )?{_A} (?:COMMA )?{_B}",
     rf"{_B} NEXT (?:AFTER|WHENEVER) (?:ANY )?{_A}",
 )
@@ -46,6 +48,9 @@ _CONVERSES = (
     rf"(?:{_B2} )?(?:NOT )?OTHERWISE",
     rf"(?:NOT )?{_B2} (?:UNTIL|ONLY IF|ONLY WHENEVER) {_A2} (?:ONLY )?PREV",
     rf"NOT UNTIL {_A2} (?:ONLY )?PREV",
+    rf"(?:IF|WHENEVER|WHILE) NOT {_A2}(?: NOW)? COMMA (?:MUST )?NOT (?:MUST )?{_B2} NEXT",
+    rf"OTHERWISE COMMA (?:MUST )?NOT (?:MUST )?{_B2} NEXT",
+    rf"(?:BE )?(?:MUST )?NOT (?:MUST )?{_B2} NEXT (?:IF|WHENEVER|WHILE) NOT {_A2}",
 )
 """The converse "b only then", in the shapes of the module docstring."""
 _DELAYS = tuple(
@@ -56,8 +61,8 @@ _PREVIOUS = re.compile(r"\b(P\d+) IFF (P\d+) PREV\b")
 """b at a step if and only if a at the step before: b at the next step iff a."""
 _ELIDED = re.compile(
     r"\b(?P<rule>(?:(?:BE )?P\d+ (?:IF|WHENEVER|WHILE) (?:BE )?(?P<a>P\d+)|(?:IF|WHENEVER|WHILE)"
-    r" (?:BE )?(?P<a2>P\d+) COMMA (?:BE )?P\d+)) (?:COMMA )?AND NOT (?P<b>P\d+) (?P<w>IF|WHENEVER|WHILE)"
-    r" (?:BE )?NOT(?= STOP|$)"
+    r" (?:BE )?(?P<a2>P\d+) COMMA (?:BE )?P\d+)) (?:COMMA )?AND (?:NOT (?P<b>P\d+) (?P<w>IF|WHENEVER|WHILE)"
+    r" (?:BE )?NOT|(?P<w2>IF|WHENEVER|WHILE) (?:BE )?NOT COMMA NOT (?P<b2>P\d+))(?= STOP|$)"
 )
 """A converse "and not b whenever nobody is": its condition elided."""
 
@@ -70,8 +75,8 @@ _ALWAYS_THERE = re.compile(
 
 
 def _elided(m: re.Match[str]) -> str:
-    a = m["a"] or m["a2"]
-    return f"{m['rule']} COMMA AND NOT {m['b']} {m['w']} NOT {a}"
+    a, b, w = m["a"] or m["a2"], m["b"] or m["b2"], m["w"] or m["w2"]
+    return f"{m['rule']} COMMA AND NOT {b} {w} NOT {a}"
 
 
 def converse(syms: list[str]) -> list[str]:

@@ -50,6 +50,8 @@ def _list_clause(part: list[str], names: list[str]) -> list[str] | None:
     if len(names) < 2 or any(n not in names[:-1] for n in named):
         return None
     order = {"BEFORE", "UNTIL", "AHEAD"} & set(part)
+    if {"LEAVE", "STRICT", "THEN"} <= set(part):  # "after you leave one, on to the next without
+        order.add("THEN")  # returning to it": no return to it before the next
     first = min((part.index(s) for s in order), default=len(part))
     if named and (not order or any(_P.fullmatch(s) for s in part[first:])):
         return None  # its own target is named: an ordinary clause

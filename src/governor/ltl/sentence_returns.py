@@ -3,7 +3,8 @@ leaving, so "after leaving it" and "between leaving it and" say nothing more tha
 
 - "do not go back into A between leaving it and reaching B", "never re-enter A after leaving it
   until B", "going back into A after leaving it but before B (is not allowed)": a return to A
-  before B (``AGAIN A BEFORE B``, the strict pair when denied);
+  before B (``AGAIN A BEFORE B``, the strict pair when denied); "don't return to A once you've
+  left it until B" too;
 - "once you have left A, do not go back in until B", "after you walk out of A, don't return
   there before B", "(visit A once,) leave it, and don't come back (go back there) before B": the
   return is to A; "once you leave it, don't come back until B": the return is to the place
@@ -27,7 +28,7 @@ _RULES = (
     (re.compile(r"\bAGAIN (P\d+) LEAVE AND (?:PERF )*(P\d+)"), r"AGAIN \1 BEFORE \2"),
     (
         re.compile(
-            r"\bAGAIN (P\d+) (?:AFTER )?LEAVE (?:BUT |AND )?(BEFORE|UNTIL) (?:PERF )*(P\d+)"
+            r"\bAGAIN (P\d+) (?:AFTER |IF )?(?:PERF )*LEAVE (?:BUT |AND )?(BEFORE|UNTIL) (?:PERF )*(P\d+)"
         ),
         r"AGAIN \1 \2 \3",
     ),

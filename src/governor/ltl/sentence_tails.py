@@ -9,7 +9,8 @@ clause after ";" / ":") that explains it, and a task said before a clause that a
   reason's own clause); a reference, a quantifier, a count, a time, an order, a repetition or a
   return ("Never go back.", "Don't skip ahead.", "Visit both.", "Twice.") is a rule about what
   was named before, and stays; a count said again ("Enter the vault at most once: one visit,
-  max.") restates it. "Only if ..." / "only when ..." restricts the rule before: it stays. A quantifier refers to a list only where two places or more were
+  max.") restates it, and so do other counts denied after an exact one ("exactly twice: not
+  once, not three times"). "Only if ..." / "only when ..." restricts the rule before: it stays. A quantifier refers to a list only where two places or more were
   named, and not after a list of things the domain does not name ("The tomatoes and the tools
   both need looking at.").
 - *tasks awaited*: "Disarm the alarm, and don't enter the hallway until it's disarmed", "Wash
@@ -49,6 +50,9 @@ def explanations(syms: list[str]) -> list[str]:
             {"ANY"} if not listed or part[:1] in (["AND"], ["OR"]) else set()
         )
         counts = {x for x in out if _COUNT.fullmatch(x)}  # "at most once: one visit, max."
+        exact = {x[3:] for x in counts if x.startswith("EQ_")}  # "exactly twice: not once, ..."
+        if exact and part[:1] == ["NOT"]:
+            counts |= {x for x in part if x.startswith("N_") and x[2:] not in exact}
         condition = "ONLY" in part and {"IF", "WHENEVER", "WHILE"} & set(part)  # "Only if needed."
         reason = named and part and not condition and all(x in nothing or x in counts for x in part)
         if not reason:
