@@ -50,6 +50,7 @@ def test_the_sets_and_a_missing_set(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         "dev9",
         "dev10",
         "dev11",
+        "dev12",
         "heldout",
     )
     found = ltl_translate.run("dev2", limit=3)
