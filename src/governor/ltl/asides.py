@@ -64,7 +64,9 @@ _REASONS = _phrases("because|so that|given that|seeing that")
 """Words that open a reason anywhere."""
 _SUBJECT_REASONS = frozenset({"since", "as"})
 """Words that open a reason only after a comma and before a subject ("..., since it is wet")."""
-_SUBJECTS = _words("it they this that there the we i he she its their our his her these those")
+_SUBJECTS = _words(
+    "it they this that there the we i he she its their our his her these those one a an"
+)
 _NEW_CLAUSE = _words(
     "and but so then or also never do always whenever if when once after before until you"
     " stay keep go avoid visit"

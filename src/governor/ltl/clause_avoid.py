@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from governor.ltl import readings as rd
 from governor.ltl.clause_clean import Clause
 from governor.ltl.clause_kit import names, one, reading, rule
 from governor.ltl.readings import Parse, Reading
@@ -65,11 +66,10 @@ def _past_avoid(m: re.Match[str], c: Clause) -> Parse | None:
     negated = re.search(r"\b(?:IF|WHENEVER|AFTER) NOT\b", m.group(0)) is not None
     if negated and ("FROMNOW" in c.flags or (m["a"] not in c.perf and state)):
         return None  # "if the light is off, never enter B from then on": no order of visits
-    return _past(m["b"], m["a"], c) if m["a"] != m["b"] else None
-
-
-@rule(90, r"^(?P<b>{P}) AFTER (?P<a>{P})$")
-def _permitted_after(m: re.Match[str], c: Clause) -> Parse | None:
-    if "CAN" not in c.flags or "MUST" in c.flags:
+    if m["a"] == m["b"]:
         return None
-    return _past(m["b"], m["a"], c)
+    after = re.search(r"^(?:{b}) (?:COMMA )?ONLY AFTER\b".format(b=m["b"]), m.group(0))
+    order = reading("ordered_visit", (m["a"], m["b"]), None, rd.ONLY_AFTER_ORDER)
+    if after and "MUST" in c.flags and "CAN" not in c.flags:  # "you must go to B only after A"
+        return one(order, reading("past_avoid", (m["b"], m["a"])))
+    return _past(m["b"], m["a"], c, *([order] if after else []))

@@ -121,8 +121,8 @@ def conditional(m: re.Match[str], c: Clause) -> Parse | None:
     if m.groupdict().get("neg"):
         return _avoid_after(m, c)
     a, b, cw = m["a"], m["b"], m["cw"]
-    if a == b:
-        return None
+    if a == b or ("FROMNOW" in c.flags and (b in c.stative or "MUST" not in c.flags)):
+        return None  # "once a, b is ... from then on": a lasting state, or a negation unread
     if "OTHERWISE" in c.flags:  # "b when a, and only then" / "... and not b otherwise"
         if "NEXT" in c.flags:  # "b one step after a, and only then"
             delay = cw in ("IF", "WHENEVER", "AFTER") and not c.within

@@ -107,9 +107,10 @@ def _count(toks: Sequence[str], i: int) -> tuple[str, int] | None:
             j, has_times = j + 1, True
             break
     if kind is None:
-        for phrase, k in AFTER_N:
-            if _starts(toks, j, phrase):
-                kind, j = k, j + len(phrase)
+        by = next((len(a) for a in _BY_AGENT if has_times and _starts(toks, j, a)), 0)
+        for phrase, k in AFTER_N:  # "two visits (from you) at the very most"
+            if _starts(toks, j + by, phrase):
+                kind, j = k, j + by + len(phrase)
                 break
     again = number(toks, j + 2) if toks[j : j + 2] == ["and", "only"] else None
     if again is not None and again[0] == n:  # "once and only once"
@@ -132,6 +133,16 @@ def _once_is_if(toks: Sequence[str], i: int) -> bool:
     opens = prev in ("", ",", ".", "and", "but", "then", "that")
     subject = nxt in ("you", "we", "it", "the", "a", "an", "they", "i")
     return subject or (opens and nxt not in ("", ",", ".", "and", "then", "before", "in"))
+
+
+_BY_AGENT = [tuple(a.split()) for a in ("from you", "by you", "from the robot", "by the robot")]
+
+
+def _perfect_follows(toks: Sequence[str], i: int) -> bool:
+    """Whether "once" at ``i`` opens a sentence with a perfect ("Once you've been to A, ..."):
+    "after", a sequence; "go to B once you have been to A" stays a condition."""
+    opens = i == 0 or toks[i - 1] in (".", ",", ";")
+    return opens and toks[i + 1 : i + 2] in (["you"], ["we"]) and toks[i + 2 : i + 3] == ["have"]
 
 
 def _route(toks: Sequence[str], i: int) -> tuple[list[str], int] | None:
@@ -173,7 +184,7 @@ def symbols(toks: Sequence[str]) -> list[str]:
         ends = range(2, LONGEST + 1)  # "once there ,", "once that is done ,": a phrase
         phrase = w == "once" and any(tuple(toks[i : i + n]) in SYMBOLS for n in ends)
         if w == "once" and not phrase and _once_is_if(toks, i):
-            out.append("IF")
+            out.append("AFTER" if _perfect_follows(toks, i) else "IF")
             i += 1
             continue
         if toks[i : i + 2] in (["no", "more"], ["no", "further"]) and _is_placeholder(toks, i + 2):

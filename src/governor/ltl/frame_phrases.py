@@ -4,7 +4,8 @@ the night"), a restatement of timing said already ("not at that moment and not l
 next step, not later"), an unhurried aside ("no rush"), none of which constrains anything, and
 phrases that say a time in other words: "then or at some point later" (``EVENTUALLY``), "from
 that moment onwards" / "for the rest of the run" (``FROMNOW``), "any moment" (``WHENEVER``),
-"there's no point after which you can stop" (``REPEAT``: never stop), "there is no situation
+"whenever you like" (an unhurried aside), "there's no point after which you can stop"
+(``REPEAT``: never stop), "there is no situation
 in which" (``NOT``); "while you're doing the rounds" / "while on your shift" frame the run.
 
 Imports nothing of the project.
@@ -18,7 +19,8 @@ FRAMES: dict[tuple[str, ...], tuple[str, ...]] = {}
 _SPANS = ("night", "day", "afternoon", "morning", "evening", "shift", "week", "tour", "trip", "run",
           "mission", "round", "rounds", "patrol", "visit", "session", "game", "level", "watch",
           "service", "voyage", "flight", "show", "performance", "match", "season", "exercise",
-          "operation", "job", "cruise", "drill", "event", "festival", "concert", "race")  # fmt: skip
+          "operation", "job", "cruise", "drill", "event", "festival", "concert", "race",
+          "inspection", "check", "outing", "survey", "sweep")  # fmt: skip
 _RUNNING = ("you are running", "you are operating", "you are active", "you work",
             "you are working", "you are on duty", "the robot is running", "the robot runs",
             "you are switched on", "you are powered on")  # fmt: skip
@@ -26,23 +28,33 @@ _ONWARDS = ("from that moment onwards", "from that moment onward", "from then on
             "from then onward", "from that point onwards", "from that point onward",
             "from that moment forward", "from then forward", "from that time on",
             "from that time onwards", "from that step on", "from that step onwards",
-            "from this moment on", "ever after", "forever after", "for ever after")  # fmt: skip
+            "from this moment on", "ever after", "forever after", "for ever after", "permanently",
+            "from then on permanently", "for all time after that")  # fmt: skip
 _QUIET = ("no rush", "no hurry", "there is no rush", "there is no hurry", "take your time",
           "and beyond", "all night long", "all day long", "not at that moment and not later",
           "not at that moment and not at any time after it", "not then and not later",
           "neither then nor later", "not at that moment and not at any later time",
           "not later", "and not later", "but not later", "right then or", "at once or",
-          "immediately or", "then or", "straight away or")  # fmt: skip
-_LATER = ("then or later", "then or at some point later", "then or at some later point",
-          "right then or later", "now or later", "then or afterwards", "at that point or later",
-          "then or at a later point", "then or some time later")  # fmt: skip
+          "immediately or", "then or", "straight away or", "without fail", "no matter what",
+          "come what may")  # fmt: skip
+_LEISURE = tuple(f"{w} {x}" for w in ("whenever", "when")
+                 for x in ("you like", "you want", "you wish", "you please", "it suits you",
+                           "suits you", "you get round to it", "you get around to it"))  # fmt: skip
+_LATER = (
+    "then or later", "then or at some point later", "then or at some later point",
+    "right then or later", "now or later", "then or afterwards", "at that point or later",
+    "then or at a later point", "then or some time later",
+    *(f"then or {at} {some} later {unit}" for at in ("at", "on", "in")
+      for some in ("some", "a", "any") for unit in ("step", "time", "moment", "turn", "tick")),
+)  # fmt: skip
 
 for _span in _SPANS:
     for _lead in ("during the", "during your", "during", "throughout the", "throughout your", "all",
-                  "for the whole", "for the entire", "over the", "through the", "for your"):  # fmt: skip
-        FRAMES[(*_lead.split(), _span)] = ()
+                  "for the whole", "for the entire", "over the", "through the", "for your",
+                  "during this", "throughout this", "for this whole", "over this"):  # fmt: skip
+        FRAMES[(*_lead.split(), *_span.split())] = ()
     for _rest in ("for the rest of the", "for the rest of your", "for the remainder of the"):
-        FRAMES[(*_rest.split(), _span)] = ("FROMNOW",)
+        FRAMES[(*_rest.split(), *_span.split())] = ("FROMNOW",)
 for _run in _RUNNING:
     for _lead in ("for as long as", "as long as", "while"):
         FRAMES[(*_lead.split(), *_run.split())] = ()
@@ -51,7 +63,7 @@ for _span in _SPANS:  # "for as long as the game runs", "no matter how long the 
                   "however long the", "for as long as your", "no matter how long your"):  # fmt: skip
         for _lasts in ("runs", "lasts", "goes on", "takes"):
             FRAMES[(*_lead.split(), _span, *_lasts.split())] = ()
-for _phrase in _QUIET:
+for _phrase in _QUIET + _LEISURE:
     FRAMES[tuple(_phrase.split())] = ()
 for _phrase in _ONWARDS:
     FRAMES[tuple(_phrase.split())] = ("FROMNOW",)

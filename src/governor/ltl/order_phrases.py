@@ -1,7 +1,9 @@
 """The cue phrases of a visit's order and repetition said in a whole phrase
 (:mod:`governor.ltl.cue_phrases` merges them): a single stop at each place before the next
 ("with a single stop at each before moving on to the next", "one visit to each": ``STRICT``),
-and a round that never ends ("without ever finishing", "never calling it done": ``REPEAT``).
+a round that never ends ("without ever finishing", "never calling it done": ``REPEAT``), and
+either order said as an alternative ("one after the other or the other way round", "either way
+round": ``ANYORDER``).
 
 Imports nothing of the project.
 """
@@ -29,3 +31,10 @@ for _never in ("without ever", "without", "never", "not ever"):
     for _end in ("finishing", "ending", "stopping for good", "quitting", "calling it done",
                  "calling it a day", "being done", "coming to an end"):  # fmt: skip
         ORDERS[tuple(f"{_never} {_end}".split())] = ("REPEAT",)
+for _given in ("one after the other", "in this order", "in that order", "in the order given",
+               "in the order listed", "as listed", ""):  # fmt: skip
+    for _or in ("or the other way round", "or the other way around", "or the reverse",
+                "or in reverse", "or in the reverse order", "or the opposite way round"):  # fmt: skip
+        ORDERS[tuple(f"{_given} {_or}".split())] = ("ANYORDER",)
+for _either in ("either way round", "either way around", "in either sequence", "either direction"):
+    ORDERS[tuple(_either.split())] = ("ANYORDER",)

@@ -42,6 +42,9 @@ BEFORE_AVOID = (
     "'before' as avoidance: the second is not entered before the first, which must happen"
 )
 BEFORE_ORDER = "'before' as an ordered visit: both must be visited, the first one first"
+ONLY_AFTER_ORDER = (
+    "'you must go to B only after A' as an ordered visit: B is a task, A must come first"
+)
 AFTER_REACT = "'after' as a reaction: each time the first happens, the second must follow; the first is not required"
 AFTER_SEQ = "'after' as a sequence: the first must be visited, and the second after it"
 AFTER_PERF = (

@@ -159,7 +159,7 @@ def leave_reference(syms: list[str], places: Iterable[str]) -> list[str]:
 
 def anaphora(syms: list[str]) -> list[str]:
     """``REF`` -> the last placeholder before its clause; ``WHICH`` -> the one just before;
-    ``IT`` ("it has to be visited") -> the first of the clause before (its subject)."""
+    ``IT`` ("it has to be visited") -> the clause before's subject ("it has to be charging": MUST)."""
     out = list(syms)
     last: str | None = None  # last placeholder before the current clause
     here: str | None = None  # last placeholder in the current clause
@@ -168,6 +168,8 @@ def anaphora(syms: list[str]) -> list[str]:
     for i, s in enumerate(syms):
         if _P.fullmatch(s):
             here, first = s, first or s
+        elif s == "IT" and _P.fullmatch(next((x for x in syms[i + 1 :] if x != "MUST"), "")):
+            out[i] = "MUST"  # "it has to be charging": the subject of a proposition said next
         elif s == "IT":
             out[i] = lead or s
         elif s in BOUNDS and here is not None:

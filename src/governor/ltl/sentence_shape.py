@@ -107,13 +107,22 @@ _RESTATED = (
     (re.compile(r"\b(P\d+) THEN COMMA NEXT(?= COMMA| STOP|$)"), r"\1 NEXT"),
     (re.compile(r"\b(P\d+) (?:COMMA )?AND (?:BE )?\1 (?=WITHIN_\d+)"), r"\1 "),
     (re.compile(r"\b(P\d+) COMMA LEAVE (?:\1 )?(?=COMMA (?:AND )?THEN P\d+)"), r"\1 "),
+    (re.compile(r"\bNOT COMMA ALWAYS COMMA (?=P\d+)"), "NOT ALWAYS "),
+    (re.compile(r"\bCOMMA COMMA\b"), "COMMA"),
+    (re.compile(r"\b(ONLY THEN P\d+) (?:COMMA )?ORDER(?= STOP|$)"), r"\1"),
+    (re.compile(r"\b(?:N|EQ)_(\d+) (?:(?:STOP|COMMA) )*EQ_\1\b"), r"EQ_\1"),
+    (re.compile(r"\b(?:N|EQ)_1 COMMA (?:AND )?(?:BUT )?NOT AGAIN(?= STOP|$)"), "EQ_1"),
 )
 
 
 def restated(syms: list[str]) -> list[str]:
     """Timing said twice said once: "immediately afterwards, at the following step" / "right
     after, at the next step" is ``NEXT``; "head to A and be there within 6 steps" is ``A
-    WITHIN_6``; "go to A, leave it, and then go to B" is "A, then B" (one place at a time)."""
+    WITHIN_6``; "go to A, leave it, and then go to B" is "A, then B" (one place at a time); "do
+    not, at any point, enter A" is "do not at any point enter A"; an aside dropped between two
+    commas leaves one; "four times: not three, not five, exactly four" and "one single time,
+    never a second time" are exact counts said twice; "and only then B, never the other way
+    round" says the order once."""
     text = " ".join(syms)
     for pattern, repl in _RESTATED:
         text = pattern.sub(repl, text)
