@@ -51,6 +51,7 @@ def test_the_sets_and_a_missing_set(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         "dev10",
         "dev11",
         "dev12",
+        "dev13",
         "heldout",
     )
     found = ltl_translate.run("dev2", limit=3)
