@@ -68,7 +68,10 @@ def _past_avoid(m: re.Match[str], c: Clause) -> Parse | None:
         return None  # "if the light is off, never enter B from then on": no order of visits
     if m["a"] == m["b"]:
         return None
-    after = re.search(r"^(?:{b}) (?:COMMA )?ONLY AFTER\b".format(b=m["b"]), m.group(0))
+    after = re.search(r"^(?:{b}) (?:COMMA )?ONLY AFTER\b".format(b=m["b"]), m.group(0)) or (
+        m["a"] in c.perf  # "B, but only once you have been to A"
+        and re.search(r"^(?:{b}) (?:COMMA )?ONLY IF\b".format(b=m["b"]), m.group(0))
+    )
     order = reading("ordered_visit", (m["a"], m["b"]), None, rd.ONLY_AFTER_ORDER)
     if after and "MUST" in c.flags and "CAN" not in c.flags:  # "you must go to B only after A"
         return one(order, reading("past_avoid", (m["b"], m["a"])))

@@ -45,6 +45,8 @@ def read_clause(c: Clause) -> Parse | None:
             continue
         m = regex.fullmatch(c.iff_text if fn is clause_reactions.iff else c.text)
         if m is not None and (found := fn(m, c)) is not None:
+            if "STRICT" in c.flags and found.reading.family == "visit":
+                return None  # "it has to be strictly ordered": no bare visit
             return found
     return None
 
@@ -72,7 +74,7 @@ def read(
                 if best[j] is None or len(done) + 1 < len(best[j] or []):
                     best[j] = [*done, found]
                 break
-    parses = best[-1] or None
+    parses = _restated_order(best[-1]) if best[-1] else None
     return [_relax(p) for p in parses] if parses and permitted else parses
 
 
@@ -88,6 +90,21 @@ def _negation_after_stop(segment: list[str]) -> bool:
     rest = segment[k:]
     named = any(_P.fullmatch(x) for x in rest) or _REFERS & set(rest)  # "never go to them"
     return bool(rest) and rest[0] == "NOT" and not named
+
+
+def _restated_order(parses: list[Parse]) -> list[Parse]:
+    """ "Visit B, but only after A; B is out of bounds before that": the avoidance said again on
+    its own leaves the first clause its task, the ordered visit it offered."""
+    out = list(parses)
+    for i, p in enumerate(parses):
+        order = [a for a in p.alternatives if rd.ONLY_AFTER_ORDER in a.notes]
+        if not order or p.reading.family != "past_avoid":
+            continue
+        same = (p.reading.family, p.reading.args)
+        if any((q.reading.family, q.reading.args) == same for j, q in enumerate(parses) if j != i):
+            others = tuple(a for a in p.alternatives if a is not order[0])
+            out[i] = Parse(order[0], (p.reading, *others))
+    return out
 
 
 def _relax(p: Parse) -> Parse:

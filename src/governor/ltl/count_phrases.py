@@ -24,7 +24,7 @@ COUNT_AFTER = {
     "GE": "or more|at least|at minimum|minimum|at the very least",
     "EQ": "exactly|precisely|and no more and no less",
 }
-TIMES = ("times", "time", "visits", "visit", "entries", "entry", "trips", "trip")
+TIMES = ("times", "time", "visits", "visit", "entries", "entry", "trips", "trip", "stops", "stop")
 STEPS = STEP_WORDS
 WITHIN = [
     tuple(x.split())

@@ -1,6 +1,6 @@
 """Numbers of the cue normaliser (:mod:`governor.ltl.cues`): a number said in digits or words
 ("three", "once", "a single time"), other counts denied after a count ("three times: not two,
-not four"), a number no count reads (kept as ``NUM`` so that the sentence fails rather than
+not four", "not once and not a third time"), a number no count reads (kept as ``NUM`` so that the sentence fails rather than
 lose it), and "a second (trip into) A" (a return).
 
 Imports the count and number tables and the lexicon's generic place nouns.
@@ -44,16 +44,30 @@ def visit_of(toks: Sequence[str], j: int) -> bool:
     return False
 
 
-def other_counts(toks: Sequence[str], i: int) -> bool:
-    """Whether "not two, not four" (two other numbers, each denied) stands at ``i``."""
-    said = list(toks[i : i + 5])
-    if (
-        len(said) < 5
-        or said[0] not in ("not", "no")
-        or said[2:4] not in ([",", "not"], [",", "no"])
-    ):
-        return False
-    return all(t.isdigit() or t in NUMBERS for t in (said[1], said[4]))
+_ORDINALS = frozenset({"second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"})
+
+
+def _denied_count(toks: Sequence[str], i: int) -> int:
+    """The index after a count said at ``i`` ("two", "three times", "once", "a third time"), or
+    -1 where none is."""
+    w = toks[i] if i < len(toks) else ""
+    if w == "a" and len(toks) > i + 2 and toks[i + 1] in _ORDINALS and toks[i + 2] == "time":
+        return i + 3
+    if not (w.isdigit() or w in NUMBERS or w == "once"):
+        return -1
+    return i + 1 + (toks[i + 1 : i + 2] in (["times"], ["time"]))
+
+
+def other_counts(toks: Sequence[str], i: int) -> int:
+    """How many tokens "not two, not four" (two other counts, each denied) spans at ``i``: "not
+    once and not a third time", "not two times nor four"; 0 where it does not stand there."""
+    if toks[i : i + 1] not in (["not"], ["no"]) or (j := _denied_count(toks, i + 1)) < 0:
+        return 0
+    while toks[j : j + 1] in ([","], ["and"], ["or"]):
+        j += 1
+    if toks[j : j + 1] not in (["not"], ["no"], ["nor"]) or (k := _denied_count(toks, j + 1)) < 0:
+        return 0
+    return k - i
 
 
 _LIST_SIZE = frozenset({"all", "the", "these", "those", "of", "both", "any", "every", "each"})

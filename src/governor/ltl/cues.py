@@ -86,6 +86,8 @@ def _count(toks: Sequence[str], i: int) -> tuple[str, int] | None:
     within = _within(toks, i)
     if within is not None:
         return within
+    if i and toks[i] == "one" and toks[i - 1] in ("each", "every"):
+        return None  # "coming back to each one time after time": a pronoun, no count
     kind = None
     for phrase, k in BEFORE_N:
         if _starts(toks, i, phrase) and number(toks, i + len(phrase)):
@@ -115,7 +117,7 @@ def _count(toks: Sequence[str], i: int) -> tuple[str, int] | None:
     again = number(toks, j + 2) if toks[j : j + 2] == ["and", "only"] else None
     if again is not None and again[0] == n:  # "once and only once"
         kind, j = "EQ", again[1] + (toks[again[1] : again[1] + 1] in (["times"], ["time"]))
-    at = j + (has_times and toks[j : j + 1] == ["to"])
+    at = j + (has_times and toks[j : j + 1] in (["to"], ["at"], ["in"], ["into"]))
     if kind is None and _PLACEHOLDER.fullmatch(toks[at] if at < len(toks) else ""):
         for phrase, k in AFTER_N:  # "five (trips to) P1 at most": the place's count
             if _starts(toks, at + 1, phrase):
@@ -191,8 +193,8 @@ def symbols(toks: Sequence[str]) -> list[str]:
             out += ["NOT", "FROMNOW"]  # "no more orders may be accepted": from then on
             i += 2
             continue
-        if other_counts(toks, i):
-            i += 5  # "three times: not two, not four": the count restated
+        if denied := other_counts(toks, i):
+            i += denied  # "three times: not two, not four": the count restated
             continue
         counted = None if phrase else _count(toks, i)
         if counted is not None:

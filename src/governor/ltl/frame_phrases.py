@@ -4,7 +4,7 @@ the night"), a restatement of timing said already ("not at that moment and not l
 next step, not later"), an unhurried aside ("no rush"), none of which constrains anything, and
 phrases that say a time in other words: "then or at some point later" (``EVENTUALLY``), "from
 that moment onwards" / "for the rest of the run" (``FROMNOW``), "any moment" (``WHENEVER``),
-"whenever you like" (an unhurried aside), "there's no point after which you can stop"
+"whenever you like" / "whenever you get a chance" (an unhurried aside), "there's no point after which you can stop"
 (``REPEAT``: never stop), "there is no situation
 in which" (``NOT``); "while you're doing the rounds" / "while on your shift" frame the run.
 
@@ -20,7 +20,9 @@ _SPANS = ("night", "day", "afternoon", "morning", "evening", "shift", "week", "t
           "mission", "round", "rounds", "patrol", "visit", "session", "game", "level", "watch",
           "service", "voyage", "flight", "show", "performance", "match", "season", "exercise",
           "operation", "job", "cruise", "drill", "event", "festival", "concert", "race",
-          "inspection", "check", "outing", "survey", "sweep")  # fmt: skip
+          "inspection", "check", "outing", "survey", "sweep", "brew", "screening", "lesson",
+          "class", "meeting", "rehearsal", "tasting", "delivery", "storm", "market", "fair",
+          "lunch", "break", "clean", "harvest", "service window", "open day", "viewing")  # fmt: skip
 _RUNNING = ("you are running", "you are operating", "you are active", "you work",
             "you are working", "you are on duty", "the robot is running", "the robot runs",
             "you are switched on", "you are powered on")  # fmt: skip
@@ -39,7 +41,10 @@ _QUIET = ("no rush", "no hurry", "there is no rush", "there is no hurry", "take 
           "come what may")  # fmt: skip
 _LEISURE = tuple(f"{w} {x}" for w in ("whenever", "when")
                  for x in ("you like", "you want", "you wish", "you please", "it suits you",
-                           "suits you", "you get round to it", "you get around to it"))  # fmt: skip
+                           "suits you", "you get round to it", "you get around to it",
+                           "you get a chance", "you get the chance", "you have a chance",
+                           "you have the chance", "you get a moment", "you have a moment",
+                           "you find the time", "you have time"))  # fmt: skip
 _LATER = (
     "then or later", "then or at some point later", "then or at some later point",
     "right then or later", "now or later", "then or afterwards", "at that point or later",

@@ -13,7 +13,9 @@ leaving, so "after leaving it" and "between leaving it and" say nothing more tha
   the return (the one visit) is before the place listed next (``BETWEEN`` is ``BEFORE B``); a
   ``BETWEEN`` elsewhere ("with any detours you like along the way") says nothing;
 - "go to A once, then to B" in a sentence that also denies a return (or says "strictly"): the
-  one visit before B is what the return rule says, so the clause is "A, then B".
+  one visit before B is what the return rule says, so the clause is "A, then B"; so are "one
+  trip to A, then out, then B", "one visit to A, leave it, and only then B" and "a single stop
+  at A, then leave and head to B".
 
 Imports nothing of the project.
 """
@@ -53,7 +55,10 @@ _BETWEEN = re.compile(
 )
 _ONLY_ONCE = re.compile(r"\b(P\d+) ONLY ((?:N|EQ)_1) (?=BEFORE)")
 """``A only once before B``: the count of the strict pair ("A only once on the way")."""
-_ONCE_THEN = re.compile(r"\b(?:(P\d+) N_1|N_1 (P\d+)) (?:COMMA )?(?:AND )?THEN (?:THEN )?(?=P\d+)")
+_ONCE_THEN = re.compile(
+    r"\b(?:(P\d+) N_1|N_1 (P\d+)) (?:(?:COMMA|AND|LEAVE|ONLY) )*THEN (?:(?:COMMA|AND|LEAVE|THEN) )*"
+    r"(?=P\d+)"
+)
 
 
 _LEFT_IT = re.compile(
