@@ -1,7 +1,7 @@
 """`governor bench ltl-translate`: the offline English-to-LTL translator on pattern sentences.
 
 Reads the sets of ``data/ltl_patterns/``: ``dev.jsonl`` (the rules were developed on it),
-``dev2.jsonl`` to ``dev13.jsonl`` (each written independently, scored unseen, then developed
+``dev2.jsonl`` to ``dev14.jsonl`` (each written independently, scored unseen, then developed
 on too) and ``heldout.jsonl`` (written by someone who had not seen the rules; run once with the
 rules frozen). One JSON object a line:
 ``id``, ``family``, ``args``, ``n``, ``places``, ``props``, ``text``. It translates each sentence against
@@ -52,6 +52,7 @@ SETS = (
     "dev11",
     "dev12",
     "dev13",
+    "dev14",
     "heldout",
 )
 FIELDS = ("id", "family", "args", "n", "places", "props", "text")
