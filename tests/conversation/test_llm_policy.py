@@ -10,13 +10,13 @@ from governor.conversation.llm_policy import (
     SYSTEM_PROMPT,
     LLMChatPolicy,
     reply_candidate,
-    whole_sentences,
 )
 from governor.conversation.session import ChatSession
 from governor.conversation.small_talk import SmallTalkConfig, small_talk_observer
 from governor.core import DecisionKind, Feedback, FeedbackKind, Trajectory
 from governor.errors import ConfigError
 from governor.overlays import load_overlays
+from governor.overlays.features.endings import whole_sentences
 from governor.usage import metered
 
 

@@ -16,7 +16,6 @@ observer never executes.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +24,7 @@ from governor.config import check_range
 from governor.core import Candidate, Feedback, FeedbackKind, Policy, Trajectory
 from governor.overlays.features.degenerate import echo_share
 from governor.overlays.features.dialogue import as_dialogue
+from governor.overlays.features.endings import whole_sentences
 
 SYSTEM_PROMPT = (
     "You are a friendly companion who engages in casual small talk. Keep replies brief, light"
@@ -33,7 +33,6 @@ SYSTEM_PROMPT = (
 )
 EXAMPLES_HEADER = "The first exchanges below are replies people gave (match their length and tone)."
 ECHO_LIMIT = 0.5  # a reply half made of 4-grams of its instructions repeats them
-_SENTENCE_END = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s|$)")
 NOTE = {
     FeedbackKind.IMPLICIT: "Note from your supervisor about your last reply: {text}",
     FeedbackKind.FORCED: "Your supervisor rejected your reply; write a new one. {text}",
@@ -105,14 +104,6 @@ def _not_an_echo(candidate: Candidate[Any], instructions: str) -> Candidate[Any]
             candidate.text, "expected a reply, found its instructions repeated"
         )
     return candidate
-
-
-def whole_sentences(text: str) -> str:
-    """``text`` up to the end of its last whole sentence ('' when no sentence ends in it)."""
-    end = 0
-    for found in _SENTENCE_END.finditer(text):
-        end = found.end()
-    return text[:end]
 
 
 def reply_candidate(text: Any, finish_reason: str | None = None) -> Candidate[Any]:
