@@ -38,13 +38,12 @@ EXIT_WAIT_S = 60.0
 """Seconds the exiting process waits for abandoned stages to return."""
 
 _lock = threading.Lock()
-_abandoned = 0
 _overrunning: set[_Stage[Any]] = set()  # the abandoned stages still running
 
 
 def abandoned_stages() -> int:
     """How many stages that overran their deadline are still running."""
-    return _abandoned
+    return len(_overrunning)
 
 
 class _Stage(Generic[T]):
@@ -55,31 +54,25 @@ class _Stage(Generic[T]):
         self.context = contextvars.copy_context()
         self.value: T | None = None
         self.error: BaseException | None = None
-        self.finished = self.abandoned = False
+        self.finished = False
         self.done = threading.Lock()  # held until the stage has finished
         self.done.acquire()
 
     def run(self) -> None:
-        global _abandoned
         try:
             self.value = self.context.run(self.fn)
         except BaseException as exc:  # re-raised in the caller's thread
             self.error = exc
         with _lock:
             self.finished = True
-            if self.abandoned:
-                _abandoned -= 1
-                _overrunning.discard(self)
+            _overrunning.discard(self)
         self.done.release()
 
     def abandon(self) -> bool:
         """Mark the stage abandoned unless it has just finished; whether it was abandoned."""
-        global _abandoned
         with _lock:
             if self.finished:
                 return False
-            self.abandoned = True
-            _abandoned += 1
             _overrunning.add(self)
             return True
 
@@ -129,8 +122,8 @@ _workers = _Workers()
 
 def _after_fork() -> None:
     """A forked child has none of the parent's threads: start with no workers and none abandoned."""
-    global _workers, _lock, _abandoned, _overrunning
-    _workers, _lock, _abandoned, _overrunning = _Workers(), threading.Lock(), 0, set()
+    global _workers, _lock, _overrunning
+    _workers, _lock, _overrunning = _Workers(), threading.Lock(), set()
 
 
 os.register_at_fork(after_in_child=_after_fork)
