@@ -407,6 +407,11 @@ class Decision:
         return max(0, len(self.attempts) - 1)
 
     @property
+    def proposing_seconds(self) -> float:
+        """Time the base policy (the model) spent proposing in this step."""
+        return self.latency.get("propose", 0.0)
+
+    @property
     def judging_seconds(self) -> float:
         """Time the guard spent on this step (checks, feedback, fallback): all but proposing."""
         return sum(s for stage, s in self.latency.items() if stage != "propose")

@@ -83,7 +83,7 @@ def run_episode(
     proposing = judging = 0.0
     while True:
         decision = observer.step(traj)
-        proposing += decision.latency.get("propose", 0.0)
+        proposing += decision.proposing_seconds
         judging += decision.judging_seconds
         kinds[decision.kind.value] += 1
         interventions += decision.intervened

@@ -146,8 +146,8 @@ def smalltalk_path(backend: Backend, b: Budget) -> PathResult:
 
 def observer_share(turns: list[TurnResult]) -> float | None:
     """The observer's time (checks, feedback, fallback) over the model's proposing time."""
-    model = sum(t.decision.latency.get("propose", 0.0) for t in turns)
-    return share(sum(t.observer_seconds for t in turns), model)
+    model = sum(t.decision.proposing_seconds for t in turns)
+    return share(sum(t.decision.judging_seconds for t in turns), model)
 
 
 def share(guard_seconds: float, model_seconds: float) -> float | None:
