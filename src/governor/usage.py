@@ -4,9 +4,9 @@ Backends call :func:`record_llm_call` once per model call (failed calls and retr
 inside :func:`llm_call_running` while it runs; the observer opens a :func:`metered` scope per
 stage, so a policy, a constraint or a feedback writer cannot make a hidden call. A stage given up
 on at its deadline while a call of it still runs counts that call as made and ``abandoned``
-(its tokens unknown when the step ended). Meters are context variables: nested scopes all see a call,
-and threads that carry the context (see :mod:`governor.deadline`) keep counting. Imports nothing
-of governor.
+(its tokens unknown when the step ended). Meters are context variables: nested scopes all see a
+call, and threads that carry the context (see :mod:`governor.deadline`) keep counting. Imports
+nothing of governor.
 """
 
 from __future__ import annotations
