@@ -13,8 +13,6 @@ window of actions or the catalogue.
 
 from __future__ import annotations
 
-import gymnasium
-
 DRIVING_ID = "governor/Driving-v0"
 COMMERCE_ID = "governor/Commerce-v0"
 HOUSEHOLD_ID = "governor/Household-v0"
@@ -28,6 +26,8 @@ ENTRY_POINTS = {
 
 def register_envs() -> None:
     """Register governor's environments with gymnasium; calling it again does nothing."""
+    import gymnasium
+
     for env_id, entry_point in ENTRY_POINTS.items():
         if env_id not in gymnasium.registry:
             gymnasium.register(id=env_id, entry_point=entry_point)
