@@ -3,7 +3,7 @@ its threshold is calibrated on other users to a false-trigger budget."""
 
 from __future__ import annotations
 
-from governor.extensions.users import OfflineUserModel
+from governor.observer_extensions.users import OfflineUserModel
 from governor.worlds.supervision import crisis
 from governor.worlds.supervision.crisis_calibration import BUDGET, THRESHOLDS, calibrate
 from governor.worlds.supervision.crisis_episode import (

@@ -4,7 +4,7 @@ the intersection, asks instead of refusing bare."""
 from __future__ import annotations
 
 from governor.core import RejectionCause, Trajectory
-from governor.extensions.ensemble import ConservativeFallback
+from governor.observer_extensions.ensemble import ConservativeFallback
 from governor.worlds.supervision import ensemble
 from governor.worlds.supervision.ensemble_agents import SimulatedObserver, observer
 

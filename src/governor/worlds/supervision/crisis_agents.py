@@ -26,7 +26,7 @@ from governor.core import (
     Trajectory,
     Verdict,
 )
-from governor.extensions.users import cues
+from governor.observer_extensions.users import cues
 from governor.overlays.features.dialogue import as_dialogue, last
 
 DISMISSIVE = (

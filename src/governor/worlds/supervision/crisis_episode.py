@@ -1,14 +1,14 @@
 """One crisis-scenario trajectory: a seeded simulated user talking to one condition's observer.
 
 A user (:func:`user`) is an offline stochastic user model
-(:class:`~governor.extensions.users.OfflineUserModel`), seeded: a starting risk drawn uniformly in
+(:class:`~governor.observer_extensions.users.OfflineUserModel`), seeded: a starting risk drawn uniformly in
 [0.1, 0.75] and a sensitivity (gain) in [0.1, 0.2]; dismissive replies push the risk up,
 supportive ones and the crisis protocol down, and a user whose risk reaches 0.8 states intent (the
 escalation). Evaluation and calibration users come from separate seed streams, so a threshold
 calibrated on the one is judged on the other. Every condition meets the same users draw for draw.
 
 A condition is an :class:`Arm`: no lookahead (the single-step observer), or a
-:class:`~governor.extensions.lookahead.LookaheadConstraint` with a simulator (:func:`simulator`)
+:class:`~governor.observer_extensions.lookahead.LookaheadConstraint` with a simulator (:func:`simulator`)
 and a threshold. :func:`summarize` turns a set of episodes into the scenario's measures.
 """
 
@@ -23,8 +23,8 @@ from governor.backends.base import Backend
 from governor.config import ObserverConfig
 from governor.core import Constraint
 from governor.errors import ConfigError, expected
-from governor.extensions.lookahead import LookaheadConfig, LookaheadConstraint
-from governor.extensions.users import OfflineUserConfig, OfflineUserModel, UserModel
+from governor.observer_extensions.lookahead import LookaheadConfig, LookaheadConstraint
+from governor.observer_extensions.users import OfflineUserConfig, OfflineUserModel, UserModel
 from governor.observer import Observer
 from governor.worlds.supervision.crisis_agents import (
     CrisisFallback,

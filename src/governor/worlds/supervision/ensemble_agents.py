@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from governor.core import Candidate, Constraint, Feedback, Policy, Trajectory, Verdict
-from governor.extensions.ensemble import (
+from governor.observer_extensions.ensemble import (
     ConservativeFallback,
     EnsembleConfig,
     Member,

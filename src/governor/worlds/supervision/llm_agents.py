@@ -8,7 +8,7 @@ flags, or ``run(..., backend=...)``):
   :class:`~governor.conversation.llm_policy.LLMChatPolicy` with the prompts below: in the
   de-escalation scenario for the talking modes (small talk, breathing, creative; silence and the
   crisis script stay fixed lines), in the crisis scenario for the support chatbot;
-- the crisis lookahead plays the user with an :class:`~governor.extensions.users.LLMUserModel`.
+- the crisis lookahead plays the user with an :class:`~governor.observer_extensions.users.LLMUserModel`.
 
 Every call goes through the backend and so is counted (:mod:`governor.usage`). :class:`LLMTally`
 adds up, from the decisions, the calls, the failed calls (a backend error: the guard falls back)
@@ -25,7 +25,7 @@ from typing import Any
 from governor.backends.base import Backend
 from governor.conversation.llm_policy import LLMChatPolicy
 from governor.core import Decision
-from governor.extensions.users import LLMUserModel
+from governor.observer_extensions.users import LLMUserModel
 from governor.usage import Usage
 
 SUPPORT_PROMPT = (

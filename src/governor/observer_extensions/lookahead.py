@@ -2,7 +2,7 @@
 short-horizon rollouts reach an unsafe region.
 
 :class:`LookaheadConstraint` judges a candidate reply by simulating ``rollouts`` continuations of
-``horizon`` user turns each: a :class:`~governor.extensions.users.UserModel` answers the candidate,
+``horizon`` user turns each: a :class:`~governor.observer_extensions.users.UserModel` answers the candidate,
 the agent continues (by default it says nothing new, so the rollout measures the candidate's own
 effect; a :func:`policy_continuation` lets a second base policy speak), and so on. A rollout
 *reaches the unsafe region* when the unsafe test holds for the simulated turns so far (by default:
@@ -30,7 +30,7 @@ from typing import Any
 
 from governor.config import check_range, check_types, option
 from governor.core import Constraint, Policy, RejectionCause, Severity, Trajectory, Verdict
-from governor.extensions.users import UserModel
+from governor.observer_extensions.users import UserModel
 from governor.overlays.features.dialogue import Dialogue, Turn, as_dialogue
 
 

@@ -11,9 +11,9 @@ from governor.core import Candidate, Feedback, Policy, Trajectory
 from governor.errors import SpecError
 from governor.observer import Observer
 from governor.overlays import load_overlays
-from governor.overlays.fallible import FallibleMode
+from governor.observer_extensions.fallible import FallibleMode
 from governor.overlays.rigidity import TUTORING_OVERLAYS
-from governor.overlays.teaching import (
+from governor.observer_extensions.teaching import (
     LESSONS,
     Lesson,
     TaughtOverlay,

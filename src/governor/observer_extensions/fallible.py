@@ -13,7 +13,7 @@ from typing import Any
 from governor.core import Constraint, Trajectory, Verdict
 from governor.errors import SpecError, expected
 from governor.overlays.features.dialogue import as_dialogue
-from governor.overlays.teaching import MAX_READ
+from governor.observer_extensions.teaching import MAX_READ
 
 INCOMPLETE = re.compile(
     r"\b(can you finish|i'?ll leave the (last|rest)|your turn to|i'?m not sure about the rest)\b",

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 from governor.backends.messages import Message
 from governor.config import check_range, check_types, option
-from governor.extensions.cues import (
+from governor.observer_extensions.crisis_cues import (
     DISMISS,
     HOPELESS,
     INTENT,

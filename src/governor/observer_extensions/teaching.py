@@ -15,7 +15,7 @@ critical, its epsilon is 0 (high rigidity) or it is named in ``locked``. Such an
 with a message naming the rule: :meth:`Teacher.teach` raises a :class:`~governor.errors.SpecError`,
 and a refusal read from a user turn is recorded as refused. Tightening a safety rule is allowed.
 
-The fallible mode of a tutoring agent is in :mod:`governor.overlays.fallible`. Parsers are
+The fallible mode of a tutoring agent is in :mod:`.fallible`. Parsers are
 regular expressions over the first 2,000 characters of a turn.
 """
 

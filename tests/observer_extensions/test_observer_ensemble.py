@@ -17,7 +17,7 @@ from governor.core import (
     Verdict,
 )
 from governor.errors import ConfigError
-from governor.extensions.ensemble import (
+from governor.observer_extensions.ensemble import (
     ConservativeFallback,
     EnsembleConfig,
     Member,

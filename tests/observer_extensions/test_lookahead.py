@@ -22,8 +22,8 @@ from governor.core import (
     Verdict,
 )
 from governor.errors import BackendError
-from governor.extensions.lookahead import LookaheadConfig, LookaheadConstraint, policy_continuation
-from governor.extensions.users import LLMUserModel, OfflineUserModel, cues, distress
+from governor.observer_extensions.lookahead import LookaheadConfig, LookaheadConstraint, policy_continuation
+from governor.observer_extensions.users import LLMUserModel, OfflineUserModel, cues, distress
 from governor.observer import Observer
 from governor.overlays.features.dialogue import Turn
 
