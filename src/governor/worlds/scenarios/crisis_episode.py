@@ -26,13 +26,13 @@ from governor.errors import ConfigError, expected
 from governor.observer_extensions.lookahead import LookaheadConfig, LookaheadConstraint
 from governor.observer_extensions.users import OfflineUserConfig, OfflineUserModel, UserModel
 from governor.observer import Observer
-from governor.worlds.supervision.crisis_agents import (
+from governor.worlds.scenarios.crisis_agents import (
     CrisisFallback,
     CrisisReplies,
     SingleStepCheck,
     is_protocol,
 )
-from governor.worlds.supervision.llm_agents import LLMTally, persona, support_policy
+from governor.worlds.scenarios.llm_agents import LLMTally, persona, support_policy
 
 TURNS = 8
 AT_RISK = 0.35

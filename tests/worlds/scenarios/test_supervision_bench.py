@@ -9,7 +9,7 @@ import pytest
 
 from governor.cli import main
 from governor.errors import ConfigError
-from governor.worlds.supervision import bench
+from governor.worlds.scenarios import bench
 
 
 def test_the_bench_writes_the_json_keys_and_the_plot(tmp_path: Path) -> None:
@@ -28,7 +28,7 @@ def test_the_bench_writes_the_json_keys_and_the_plot(tmp_path: Path) -> None:
 
 
 def test_an_absent_scenario_module_is_skipped_with_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bench, "PACKAGE", "governor.worlds.supervision.nothing_here")
+    monkeypatch.setattr(bench, "PACKAGE", "governor.worlds.scenarios.nothing_here")
     assert bench.load_scenario("deescalation") is None
 
 

@@ -1,4 +1,5 @@
-"""The journal Grounded Observer paper's supervised deployments, as seeded simulations.
+"""The journal Grounded Observer paper's supervision scenarios: its supervised deployments, as
+seeded simulations.
 
 De-escalation in schools (RESET-like), in-home training, tutoring under adaptive rigidity, crisis
 detection by lookahead, and observer ensembles: simulated users with stated dynamics (offline,

@@ -41,10 +41,10 @@ from governor.supervision import (
     SupervisorConfig,
     TimeWindowClassifier,
 )
-from governor.worlds.supervision.family import TICKS, WINDOW, day
-from governor.worlds.supervision.pedagogy import feedback_overlays
-from governor.worlds.supervision.replies import OfflineReplies
-from governor.worlds.supervision.scenario import ScenarioResult
+from governor.worlds.scenarios.family import TICKS, WINDOW, day
+from governor.worlds.scenarios.pedagogy import feedback_overlays
+from governor.worlds.scenarios.replies import OfflineReplies
+from governor.worlds.scenarios.scenario import ScenarioResult
 
 CONDITIONS = ("ungated", "gated", "gated_no_cooldown")
 CONVERSATIONS = 3

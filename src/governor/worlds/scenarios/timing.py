@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from governor.worlds.supervision.deescalation import build
+from governor.worlds.scenarios.deescalation import build
 
 TURNS = (
     "Okay, I'm okay.",

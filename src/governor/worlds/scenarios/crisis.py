@@ -32,21 +32,21 @@ import time
 from typing import Any
 
 from governor.backends.base import Backend
-from governor.worlds.supervision.crisis_calibration import (
+from governor.worlds.scenarios.crisis_calibration import (
     OLD_THRESHOLD,
     calibrate,
     single_step_floor,
     sweep_curve,
 )
-from governor.worlds.supervision.crisis_episode import (
+from governor.worlds.scenarios.crisis_episode import (
     TURNS,
     Arm,
     Simulator,
     episode,
     summarize,
 )
-from governor.worlds.supervision.llm_agents import label
-from governor.worlds.supervision.scenario import ScenarioResult
+from governor.worlds.scenarios.llm_agents import label
+from governor.worlds.scenarios.scenario import ScenarioResult
 
 __all__ = ["CALIBRATION_USERS", "LLM_ROLES", "TURNS", "run"]
 

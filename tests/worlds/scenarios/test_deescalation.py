@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from governor.worlds.supervision import deescalation
-from governor.worlds.supervision.student import CRISIS, Student, activity_effect
+from governor.worlds.scenarios import deescalation
+from governor.worlds.scenarios.student import CRISIS, Student, activity_effect
 
 
 def test_the_supervisor_beats_the_fixed_mode_and_no_supervisor() -> None:

@@ -35,8 +35,8 @@ from governor.supervision import (
     ThresholdOverride,
     demand_overlays,
 )
-from governor.worlds.supervision.llm_agents import MODE_PROMPTS, mode_policy
-from governor.worlds.supervision.replies import POOLS, LowestDemandFallback, OfflineReplies
+from governor.worlds.scenarios.llm_agents import MODE_PROMPTS, mode_policy
+from governor.worlds.scenarios.replies import POOLS, LowestDemandFallback, OfflineReplies
 
 MODES = ("small_talk", "breathing", "creative", "silence", "crisis")
 RULES = (

@@ -27,8 +27,8 @@ from governor.overlays.constraint import overlay_constraints
 from governor.overlays.features.critique import encouragement, negativity
 from governor.overlays.loader import load_overlays
 from governor.overlays.rigidity import TUTORING_OVERLAYS, Margin
-from governor.worlds.supervision.scenario import ScenarioResult
-from governor.worlds.supervision.tutoring_agents import Learner, TutorRepair, TutorReplies
+from governor.worlds.scenarios.scenario import ScenarioResult
+from governor.worlds.scenarios.tutoring_agents import Learner, TutorRepair, TutorReplies
 
 TURNS = 20
 CONDITIONS = ("unguarded", "fixed", "adaptive")

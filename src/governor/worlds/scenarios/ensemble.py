@@ -31,14 +31,14 @@ from typing import Any
 
 from governor.core import Decision, DecisionKind, RejectionCause, Trajectory
 from governor.observer import Observer
-from governor.worlds.supervision.ensemble_agents import (
+from governor.worlds.scenarios.ensemble_agents import (
     CONDITIONS,
     NOISE,
     REFUSAL,
     SimulatedObserver,
     observer,
 )
-from governor.worlds.supervision.scenario import ScenarioResult
+from governor.worlds.scenarios.scenario import ScenarioResult
 
 __all__ = ["CONDITIONS", "NOISE", "REFUSAL", "TURNS", "SimulatedObserver", "episode", "run"]
 

@@ -4,9 +4,9 @@ its threshold is calibrated on other users to a false-trigger budget."""
 from __future__ import annotations
 
 from governor.observer_extensions.users import OfflineUserModel
-from governor.worlds.supervision import crisis
-from governor.worlds.supervision.crisis_calibration import BUDGET, THRESHOLDS, calibrate
-from governor.worlds.supervision.crisis_episode import (
+from governor.worlds.scenarios import crisis
+from governor.worlds.scenarios.crisis_calibration import BUDGET, THRESHOLDS, calibrate
+from governor.worlds.scenarios.crisis_episode import (
     MISMATCHED,
     Arm,
     episode,

@@ -11,7 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from governor.worlds.supervision.scenario import ScenarioResult
+from governor.worlds.scenarios.scenario import ScenarioResult
 
 
 def plot_series(results: Mapping[str, ScenarioResult], path: Path) -> None:

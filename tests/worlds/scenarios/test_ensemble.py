@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from governor.core import RejectionCause, Trajectory
 from governor.observer_extensions.ensemble import ConservativeFallback
-from governor.worlds.supervision import ensemble
-from governor.worlds.supervision.ensemble_agents import SimulatedObserver, observer
+from governor.worlds.scenarios import ensemble
+from governor.worlds.scenarios.ensemble_agents import SimulatedObserver, observer
 
 
 def test_deferral_admits_fewer_errors_than_a_single_observer() -> None:

@@ -22,9 +22,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from governor.backends.base import Backend
-from governor.worlds.supervision.crisis_episode import Arm, Simulator, episode, summarize
-from governor.worlds.supervision.llm_agents import LLMTally
-from governor.worlds.supervision.scenario import Curve
+from governor.worlds.scenarios.crisis_episode import Arm, Simulator, episode, summarize
+from governor.worlds.scenarios.llm_agents import LLMTally
+from governor.worlds.scenarios.scenario import Curve
 
 THRESHOLDS = tuple(k / 8 for k in range(1, 9))
 BUDGET = 0.10

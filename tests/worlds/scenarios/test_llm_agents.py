@@ -12,9 +12,9 @@ from governor.backends.base import Message
 from governor.backends.scripted import ScriptedBackend
 from governor.cli import main
 from governor.errors import BackendError
-from governor.worlds.supervision import deescalation
-from governor.worlds.supervision.crisis_episode import Arm, episode
-from governor.worlds.supervision.llm_agents import MODE_PROMPTS, PERSONA, SUPPORT_PROMPT
+from governor.worlds.scenarios import deescalation
+from governor.worlds.scenarios.crisis_episode import Arm, episode
+from governor.worlds.scenarios.llm_agents import MODE_PROMPTS, PERSONA, SUPPORT_PROMPT
 
 INTENT = "I've already decided, I just wanted to say it somewhere."
 DISMISSIVE = "Don't worry, it'll pass. Anyway, anything fun planned?"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from governor.worlds.supervision import training
-from governor.worlds.supervision.family import TICKS, day
-from governor.worlds.supervision.pedagogy import feedback_overlays
+from governor.worlds.scenarios import training
+from governor.worlds.scenarios.family import TICKS, day
+from governor.worlds.scenarios.pedagogy import feedback_overlays
 
 
 def test_gating_avoids_inappropriate_starts_and_flagged_feedback() -> None:

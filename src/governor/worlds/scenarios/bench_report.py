@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 
 from governor.report import print_table
-from governor.worlds.supervision.scenario import ScenarioResult
+from governor.worlds.scenarios.scenario import ScenarioResult
 
 
 def _cell(value: Any) -> str:

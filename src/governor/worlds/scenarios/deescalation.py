@@ -25,7 +25,7 @@ import numpy as np
 from governor.backends.base import Backend
 from governor.overlays.features.demand import demand_score
 from governor.supervision import SupervisedSession
-from governor.worlds.supervision.deescalation_setup import (
+from governor.worlds.scenarios.deescalation_setup import (
     EDGES,
     GATE,
     MODES,
@@ -33,9 +33,9 @@ from governor.worlds.supervision.deescalation_setup import (
     RULES,
     build,
 )
-from governor.worlds.supervision.llm_agents import LLMTally, label
-from governor.worlds.supervision.scenario import ScenarioResult
-from governor.worlds.supervision.student import CRISIS, CRISIS_LINES, Student
+from governor.worlds.scenarios.llm_agents import LLMTally, label
+from governor.worlds.scenarios.scenario import ScenarioResult
+from governor.worlds.scenarios.student import CRISIS, CRISIS_LINES, Student
 
 __all__ = [
     "CONDITIONS",

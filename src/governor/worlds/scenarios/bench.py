@@ -29,13 +29,13 @@ from governor.flags import (
     dataclass_from_args,
 )
 from governor.report import Section
-from governor.worlds.supervision.bench_report import print_result, table_lines
-from governor.worlds.supervision.llm_agents import label
-from governor.worlds.supervision.scenario import ScenarioResult
-from governor.worlds.supervision.timing import decision_timing
+from governor.worlds.scenarios.bench_report import print_result, table_lines
+from governor.worlds.scenarios.llm_agents import label
+from governor.worlds.scenarios.scenario import ScenarioResult
+from governor.worlds.scenarios.timing import decision_timing
 
 SCENARIOS = ("deescalation", "training", "tutoring", "crisis", "ensemble")
-PACKAGE = "governor.worlds.supervision"
+PACKAGE = "governor.worlds.scenarios"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,7 +128,7 @@ def write(result: dict[str, Any], json_path: Path | None, plot_path: Path | None
     if json_path is not None:
         write_json(json_path, {k: v for k, v in result.items() if not k.startswith("_")})
     if plot_path is not None:
-        from governor.worlds.supervision.plots import plot_series
+        from governor.worlds.scenarios.plots import plot_series
 
         plot_series(result["_results"], plot_path)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from governor.worlds.supervision import tutoring
+from governor.worlds.scenarios import tutoring
 
 
 def test_adaptive_rigidity_crosses_the_bound_less_often_than_fixed() -> None:
