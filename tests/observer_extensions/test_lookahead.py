@@ -22,9 +22,13 @@ from governor.core import (
     Verdict,
 )
 from governor.errors import BackendError
-from governor.observer_extensions.lookahead import LookaheadConfig, LookaheadConstraint, policy_continuation
-from governor.observer_extensions.users import LLMUserModel, OfflineUserModel, cues, distress
 from governor.observer import Observer
+from governor.observer_extensions.lookahead import (
+    LookaheadConfig,
+    LookaheadConstraint,
+    policy_continuation,
+)
+from governor.observer_extensions.users import LLMUserModel, OfflineUserModel, cues, distress
 from governor.overlays.features.dialogue import Turn
 
 HOPELESS = "I don't think anyone would care if I disappeared."

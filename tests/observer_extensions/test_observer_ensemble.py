@@ -17,6 +17,7 @@ from governor.core import (
     Verdict,
 )
 from governor.errors import ConfigError
+from governor.observer import Observer
 from governor.observer_extensions.ensemble import (
     ConservativeFallback,
     EnsembleConfig,
@@ -25,7 +26,6 @@ from governor.observer_extensions.ensemble import (
     ensemble_config,
     risk_signal,
 )
-from governor.observer import Observer
 
 
 class Score(Constraint):

@@ -10,9 +10,7 @@ from governor.config import ObserverConfig
 from governor.core import Candidate, Feedback, Policy, Trajectory
 from governor.errors import SpecError
 from governor.observer import Observer
-from governor.overlays import load_overlays
 from governor.observer_extensions.fallible import FallibleMode
-from governor.overlays.rigidity import TUTORING_OVERLAYS
 from governor.observer_extensions.teaching import (
     LESSONS,
     Lesson,
@@ -21,6 +19,8 @@ from governor.observer_extensions.teaching import (
     protected,
     teachable_constraints,
 )
+from governor.overlays import load_overlays
+from governor.overlays.rigidity import TUTORING_OVERLAYS
 
 LONG = " ".join(["word"] * 50) + "."  # 51 words: past 45, within epsilon 15
 TICKS = iter(range(1000, 10_000))

@@ -12,8 +12,8 @@ from typing import Any
 
 from governor.core import Constraint, Trajectory, Verdict
 from governor.errors import SpecError, expected
-from governor.overlays.features.dialogue import as_dialogue
 from governor.observer_extensions.teaching import MAX_READ
+from governor.overlays.features.dialogue import as_dialogue
 
 INCOMPLETE = re.compile(
     r"\b(can you finish|i'?ll leave the (last|rest)|your turn to|i'?m not sure about the rest)\b",

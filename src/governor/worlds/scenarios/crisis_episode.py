@@ -23,9 +23,9 @@ from governor.backends.base import Backend
 from governor.config import ObserverConfig
 from governor.core import Constraint
 from governor.errors import ConfigError, expected
+from governor.observer import Observer
 from governor.observer_extensions.lookahead import LookaheadConfig, LookaheadConstraint
 from governor.observer_extensions.users import OfflineUserConfig, OfflineUserModel, UserModel
-from governor.observer import Observer
 from governor.worlds.scenarios.crisis_agents import (
     CrisisFallback,
     CrisisReplies,

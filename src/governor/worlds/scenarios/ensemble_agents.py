@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from governor.core import Candidate, Constraint, Feedback, Policy, Trajectory, Verdict
+from governor.observer import Observer
 from governor.observer_extensions.ensemble import (
     ConservativeFallback,
     EnsembleConfig,
@@ -23,7 +24,6 @@ from governor.observer_extensions.ensemble import (
     ObserverEnsemble,
     ensemble_config,
 )
-from governor.observer import Observer
 
 NOISE = {"a": 0.12, "b": 0.2, "c": 0.3}
 CONDITIONS = ("single", "intersection", "majority", "ensemble_deferral", "weighted_learned")

@@ -1,4 +1,4 @@
-"""The LoRA-adapted causal LM behind :class:`~governor.safety_values.llm_q.LLMQ`: settings, loading.
+"""The LoRA-adapted causal LM behind :class:`~governor.safety_values.llm_q.value.LLMQ`: settings, loading.
 
 Local files only: a folder without a model, and whatever transformers or peft raise about one,
 is a ConfigError. Imports torch, the hf backend's helpers and the config checks; no world.

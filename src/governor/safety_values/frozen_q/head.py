@@ -1,11 +1,11 @@
 """A cheap LLM safety value: a small Q head on the frozen hidden states of a causal LM.
 
-The LoRA value (:mod:`~governor.safety_values.llm_q`) backpropagates through the whole model at
+The LoRA value (:mod:`~governor.safety_values.llm_q.value`) backpropagates through the whole model at
 every step. :class:`FrozenQ` instead reads each state's prompt once
-(:class:`~governor.safety_values.frozen_features.HiddenStates`: the final hidden state at the
+(:class:`~governor.safety_values.frozen_q.hidden_states.HiddenStates`: the final hidden state at the
 last position, cached on disk) and puts a small torch head on it (:class:`QHead`: standardised
 input, then linear or an MLP, one output per answer letter), trained by the same reach-avoid
-TD targets (:mod:`~governor.safety_values.frozen_q_train`). Every letter is an action: there is
+TD targets (:mod:`~governor.safety_values.frozen_q.train_head`). Every letter is an action: there is
 no V' here, the base model's logits are never read.
 
 A checkpoint is a folder with ``head.pt`` (the head's state dict) and ``meta.json`` (the env,
@@ -32,13 +32,13 @@ from torch import nn
 from governor.config import check_range, option
 from governor.errors import ConfigError
 from governor.safety_values.checkpoint_io import atomic_torch_save, atomic_write_json
-from governor.safety_values.frozen_features import HiddenStates, model_hash
-from governor.safety_values.llm_q_checkpoint import (
+from governor.safety_values.frozen_q.hidden_states import HiddenStates, model_hash
+from governor.safety_values.llm_q.checkpoint import (
     checked_model_path,
     model_config_hash,
     read_meta,
 )
-from governor.safety_values.llm_q_task import LLMTask, observation_text
+from governor.safety_values.llm_q.task import LLMTask, observation_text
 
 OBS, FORMAT = "llm-head", 1
 HEAD, META = "head.pt", "meta.json"

@@ -1,4 +1,4 @@
-"""Training :class:`~governor.safety_values.frozen_q.FrozenQ`: transitions once, then the head by TD.
+"""Training :class:`~governor.safety_values.frozen_q.head.FrozenQ`: transitions once, then the head by TD.
 
 Two phases, because the model is the cost and the head is not:
 
@@ -27,9 +27,9 @@ import torch
 
 from governor.config import check_range, option
 from governor.safety_values.ddqn import safety_target
-from governor.safety_values.frozen_q import FrozenQ, HeadSettings
-from governor.safety_values.llm_q_eval import sign_agreement
-from governor.safety_values.llm_q_task import LLMTask, Value
+from governor.safety_values.frozen_q.head import FrozenQ, HeadSettings
+from governor.safety_values.llm_q.evaluate import sign_agreement
+from governor.safety_values.llm_q.task import LLMTask, Value
 from governor.safety_values.training import TrainingLoop, gradient_step, soft_update
 
 

@@ -1,4 +1,4 @@
-"""Checkpoints of :class:`~governor.safety_values.llm_q.LLMQ`: the LoRA adapter and meta.json.
+"""Checkpoints of :class:`~governor.safety_values.llm_q.value.LLMQ`: the LoRA adapter and meta.json.
 
 A checkpoint is a folder holding ``adapter/`` (peft ``save_pretrained``) and ``meta.json`` (the
 env, the observation model, the base model's path and config hash, the LoRA settings, the task's
@@ -6,7 +6,7 @@ parameters and the training info); each is replaced atomically. The base model i
 a checkpoint names the model it was made for and is refused on any other.
 
 Imports the runtime's checkpoint helpers, the model loader and the task protocol; never
-:mod:`~governor.safety_values.llm_q` (what is saved is read through :class:`Saved`) nor a world.
+:mod:`~governor.safety_values.llm_q.value` (what is saved is read through :class:`Saved`) nor a world.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any, Protocol
 
 from governor.errors import ConfigError, expected
 from governor.safety_values.checkpoint_io import atomic_write_dir, atomic_write_json
-from governor.safety_values.llm_q_model import LLMQSettings, model_folder
-from governor.safety_values.llm_q_task import LLMTask
+from governor.safety_values.llm_q.model import LLMQSettings, model_folder
+from governor.safety_values.llm_q.task import LLMTask
 
 OBS, FORMAT = "llm", 1
 ADAPTER, META = "adapter", "meta.json"
@@ -43,7 +43,7 @@ def model_config_hash(model_path: str | Path) -> str:
 
 
 class Saved(Protocol):
-    """What a checkpoint is written from (an :class:`~governor.safety_values.llm_q.LLMQ`)."""
+    """What a checkpoint is written from (an :class:`~governor.safety_values.llm_q.value.LLMQ`)."""
 
     @property
     def model(self) -> Any: ...  # the peft model: its adapter is saved

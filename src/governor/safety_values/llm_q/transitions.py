@@ -1,4 +1,4 @@
-"""What :class:`~governor.safety_values.llm_q.LLMQ` learns from: token transitions, targets, the loss.
+"""What :class:`~governor.safety_values.llm_q.value.LLMQ` learns from: token transitions, targets, the loss.
 
 :class:`TokenEnvs` step the task's envs and turn each physical step into token transitions
 (:func:`step_transitions`); :class:`TokenReplay` keeps them; :func:`td_loss` fits Q to their
@@ -17,11 +17,11 @@ position where its first answer token is predicted::
 
 with Q'(z) = Q_target(z, a*), a* = the argmax of Q_online over the actions at z (double Q,
 :func:`~governor.safety_values.ddqn.safety_target`). The actions at a position: only EOS after the
-K-th token; the letters in V' at a task's prompt (see :mod:`~governor.safety_values.llm_q`); V'
+K-th token; the letters in V' at a task's prompt (see :mod:`~governor.safety_values.llm_q.value`); V'
 elsewhere.
 
-Imports torch, the DDQN target and V' (:mod:`~governor.safety_values.llm_q_decode`);
-:class:`~governor.safety_values.llm_q.LLMQ` for types only, and no world: the envs are the task's.
+Imports torch, the DDQN target and V' (:mod:`~governor.safety_values.llm_q.decode`);
+:class:`~governor.safety_values.llm_q.value.LLMQ` for types only, and no world: the envs are the task's.
 """
 
 from __future__ import annotations
@@ -36,11 +36,11 @@ import torch
 from governor.config import check_range
 from governor.errors import ConfigError
 from governor.safety_values.ddqn import safety_target
-from governor.safety_values.llm_q_decode import answer_mask, top_p_mask
-from governor.safety_values.llm_q_model import TokenIds
+from governor.safety_values.llm_q.decode import answer_mask, top_p_mask
+from governor.safety_values.llm_q.model import TokenIds
 
 if TYPE_CHECKING:
-    from governor.safety_values.llm_q import LLMQ
+    from governor.safety_values.llm_q.value import LLMQ
 
 NextActions = Literal["choices", "top_p", "eos"]
 

@@ -1,4 +1,4 @@
-"""What the LLM-backbone safety value (:mod:`.llm_q`) needs to know about a task.
+"""What the LLM-backbone safety value (:mod:`.value`) needs to know about a task.
 
 An :class:`LLMTask` names its environment (recorded in a checkpoint and checked on loading) and
 its parameters (a dataclass: ``dataclasses.asdict`` goes into meta.json, :meth:`with_params`

@@ -6,7 +6,7 @@ is Q(z, a); the base model (the same weights with the adapters disabled) gives Q
 tokens of V' = top-p(softmax(Q_b)) are actions (p = 0.9): a token outside V' is never chosen,
 never bootstrapped from, and its logit is not a safety value (it was never trained).
 
-The task (:mod:`~governor.safety_values.llm_q_task`; driving: A, B, C, steer right, straight,
+The task (:mod:`~governor.safety_values.llm_q.task`; driving: A, B, C, steer right, straight,
 left) gives the prompt (its system prompt and the text of a state), answered by one letter. Its
 actions are the letters in V', or all letters when top-p keeps none of them. ``q_values`` returns
 Q of the letters; a letter outside the set reads :data:`EXCLUDED`, a finite number far below any
@@ -17,14 +17,15 @@ sure of one letter that top-p drops the others, the value cannot learn them eith
 
 Every forward pass is recorded as an LLM call: each batch through :meth:`LLMQ.logits` (the
 values, the action sets, and training's envs and targets) and each token of
-:meth:`LLMQ.guided_generate`. The parts (``llm_q_*``): settings and loading in ``_model``, V' and value-guided decoding in
-``_decode``, checkpoints in ``_checkpoint``, token transitions and their loss in ``_data``,
-training (and a recipe) in ``_train``, metrics in ``_eval``, what it reads of a task in ``_task``.
+:meth:`LLMQ.guided_generate`. The other parts of the package: settings and loading in
+:mod:`.model`, V' and value-guided decoding in :mod:`.decode`, checkpoints in :mod:`.checkpoint`,
+token transitions and their loss in :mod:`.transitions`, training (and a recipe) in :mod:`.train`,
+metrics in :mod:`.evaluate`, what it reads of a task in :mod:`.task`.
 
 Chat prompts pass ``date_string`` to the chat template, so Llama 3's system header carries a
 fixed date (the paper's 12 Jul 2025) instead of the day the prompt was built.
 
-Imports the runtime (the hf backend's helpers, usage metering, the ``llm_q_*`` parts below it), no
+Imports the runtime (the hf backend's helpers, usage metering, the package's parts below it), no
 world: the task is handed in.
 """
 
@@ -40,7 +41,7 @@ import torch
 
 from governor.backends.base import Message
 from governor.backends.hf import chat_prompt, check_dtype
-from governor.safety_values.llm_q_checkpoint import (
+from governor.safety_values.llm_q.checkpoint import (
     ADAPTER,
     OBS,
     checked_model_path,
@@ -49,8 +50,8 @@ from governor.safety_values.llm_q_checkpoint import (
     read_meta,
     write_checkpoint,
 )
-from governor.safety_values.llm_q_decode import GuidedText, answer_mask, guided_generate
-from governor.safety_values.llm_q_model import (
+from governor.safety_values.llm_q.decode import GuidedText, answer_mask, guided_generate
+from governor.safety_values.llm_q.model import (
     LLMQSettings,
     TokenIds,
     left_padded,
@@ -59,7 +60,7 @@ from governor.safety_values.llm_q_model import (
     single_token,
     special_ids,
 )
-from governor.safety_values.llm_q_task import LLMTask, observation_text
+from governor.safety_values.llm_q.task import LLMTask, observation_text
 from governor.usage import Usage, record_llm_call
 
 EXCLUDED = -1e6  # Q of a letter outside the action set: not an action, below any margin
@@ -69,7 +70,7 @@ DATE = "12 Jul 2025"  # the date in the paper's prompts, for chat templates that
 class LLMQ:
     """Q(z, a) from the logits of a LoRA-adapted causal LM loaded from ``model_path``.
 
-    ``task`` gives the prompts and the answer letters (:mod:`~governor.safety_values.llm_q_task`).
+    ``task`` gives the prompts and the answer letters (:mod:`~governor.safety_values.llm_q.task`).
     ``adapter`` is a saved LoRA adapter folder (fresh adapters when None: B = 0, so Q = Q_b).
     ``dtype`` None keeps the saved dtype; ``attn_implementation`` is passed to transformers.
     """
@@ -141,7 +142,7 @@ class LLMQ:
         )
 
     def save(self, directory: str | Path, info: Mapping[str, Any]) -> Path:
-        """Write the adapter and meta.json (:mod:`~governor.safety_values.llm_q_checkpoint`)."""
+        """Write the adapter and meta.json (:mod:`~governor.safety_values.llm_q.checkpoint`)."""
         path = write_checkpoint(self, directory, dict(info))
         self.info = dict(info)
         return path
@@ -169,7 +170,7 @@ class LLMQ:
         )
 
     def text_of(self, observation: Any) -> str:
-        """The prompt text of an observation (see :func:`.llm_q_task.observation_text`)."""
+        """The prompt text of an observation (see :func:`.task.observation_text`)."""
         return observation_text(self.task, observation)
 
     def logits(
@@ -249,5 +250,5 @@ class LLMQ:
         temperature: float = 1.0,
         seed: int = 0,
     ) -> GuidedText:
-        """Value-guided decoding (eq. 4): :func:`~governor.safety_values.llm_q_decode.guided_generate`."""
+        """Value-guided decoding (eq. 4): :func:`~governor.safety_values.llm_q.decode.guided_generate`."""
         return guided_generate(self, prompt, max_tokens, beta, temperature, seed)

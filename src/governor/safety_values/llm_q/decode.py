@@ -6,7 +6,7 @@ softmax((Q_b + beta Q) / T) over V': beta = 0 is top-p sampling from the base mo
 beta follows argmax over V' of Q.
 
 Imports torch, the message type, the config checks and usage metering; never
-:mod:`~governor.safety_values.llm_q` (a decoder is read through :class:`Decoder`) nor a world.
+:mod:`~governor.safety_values.llm_q.value` (a decoder is read through :class:`Decoder`) nor a world.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import torch
 
 from governor.backends.base import Message
 from governor.config import check_range
-from governor.safety_values.llm_q_model import LLMQSettings
+from governor.safety_values.llm_q.model import LLMQSettings
 from governor.usage import Usage, record_llm_call
 
 
@@ -51,7 +51,7 @@ class GuidedText:
 
 
 class Decoder(Protocol):
-    """What value-guided decoding reads (an :class:`~governor.safety_values.llm_q.LLMQ`)."""
+    """What value-guided decoding reads (an :class:`~governor.safety_values.llm_q.value.LLMQ`)."""
 
     @property
     def model(self) -> Any: ...  # the peft model: adapters on for Q, disabled for Q_b

@@ -1,13 +1,13 @@
-"""Token-level reach-avoid DDQN for :class:`~governor.safety_values.llm_q.LLMQ`.
+"""Token-level reach-avoid DDQN for :class:`~governor.safety_values.llm_q.value.LLMQ`.
 
 Double Q keeps one base model and two sets of LoRA weights, as the paper does: the online adapter
 is the peft model's own, the target is a detached copy of just the LoRA tensors, soft-updated by
 tau and swapped in for a forward pass with ``torch.func.functional_call``. Each iteration steps a
 few cars once (epsilon-greedy over the letters in V'), stores their token transitions
-(:mod:`~governor.safety_values.llm_q_data`), takes one AdamW step on a replay batch (mean squared error
+(:mod:`~governor.safety_values.llm_q.transitions`), takes one AdamW step on a replay batch (mean squared error
 to the token-level target) and soft-updates the target; epsilon and the learning rate follow
 :func:`~governor.safety_values.ddqn_config.step_schedule`. A checkpoint is
-:meth:`LLMQ.save <governor.safety_values.llm_q.LLMQ.save>`: the LoRA adapter and meta.json.
+:meth:`LLMQ.save <governor.safety_values.llm_q.value.LLMQ.save>`: the LoRA adapter and meta.json.
 
 Recipe where weights and a GPU exist. The defaults are the paper's Table 5 (lr 2e-5 decaying by
 0.8 every 20k iterations to 1e-6, epsilon 0.95 decaying by 0.7 every 20k to 0.05, tau 0.005,
@@ -20,9 +20,9 @@ reports how well the full recipe works::
     import numpy as np
     from governor.worlds.driving.grid_value import load_or_compute
     from governor.worlds.driving.llm_task import DrivingLLMTask
-    from governor.safety_values.llm_q import LLMQ
-    from governor.safety_values.llm_q_eval import evaluate_llm_q
-    from governor.safety_values.llm_q_train import LLMQTrainConfig, train_llm_q
+    from governor.safety_values.llm_q.value import LLMQ
+    from governor.safety_values.llm_q.evaluate import evaluate_llm_q
+    from governor.safety_values.llm_q.train import LLMQTrainConfig, train_llm_q
 
     model = "/models/Llama-3.2-1B-Instruct"  # a local folder: config.json and *.safetensors
     task = DrivingLLMTask()  # the driving prompts, letters and dynamics
@@ -36,7 +36,7 @@ reports how well the full recipe works::
     print(evaluate_llm_q(q, grid.values, states, exact_q=grid.q_batch))
     advice = q.guided_generate(messages, max_tokens=50, beta=38.0, temperature=1.0)  # Table 10
 
-Imports the ``llm_q_*`` parts and the runtime's training helpers; no world: the task is handed in.
+Imports the package's other parts and the runtime's training helpers; no world: the task is handed in.
 """
 
 from __future__ import annotations
@@ -51,11 +51,11 @@ import torch
 
 from governor.config import check_range, option
 from governor.safety_values.ddqn_config import step_schedule
-from governor.safety_values.llm_q import LLMQ
-from governor.safety_values.llm_q_data import TokenEnvs, TokenReplay, td_loss
-from governor.safety_values.llm_q_eval import sign_agreement
-from governor.safety_values.llm_q_model import LLMQSettings
-from governor.safety_values.llm_q_task import LLMTask, Value
+from governor.safety_values.llm_q.evaluate import sign_agreement
+from governor.safety_values.llm_q.model import LLMQSettings
+from governor.safety_values.llm_q.task import LLMTask, Value
+from governor.safety_values.llm_q.transitions import TokenEnvs, TokenReplay, td_loss
+from governor.safety_values.llm_q.value import LLMQ
 from governor.safety_values.training import TrainingLoop, gradient_step, soft_update
 
 

@@ -1,4 +1,4 @@
-"""The metrics of :class:`~governor.safety_values.llm_q.LLMQ` against the exact value.
+"""The metrics of :class:`~governor.safety_values.llm_q.value.LLMQ` against the exact value.
 
 They are those of the other learned values (:mod:`~governor.safety_values.learned`): ``agreement``
 (sign of max_a Q against the exact V), ``value_f1``, and per (state, action) ``tp_rate``,
@@ -6,11 +6,11 @@ They are those of the other learned values (:mod:`~governor.safety_values.learne
 (:class:`~governor.safety_values.metrics.Confusion`); a rate of an empty class is 0.
 
 Any LLM value is measured the same way (:class:`TextValue`: the LoRA value
-:class:`~governor.safety_values.llm_q.LLMQ` and the frozen-head value
-:class:`~governor.safety_values.frozen_q.FrozenQ`).
+:class:`~governor.safety_values.llm_q.value.LLMQ` and the frozen-head value
+:class:`~governor.safety_values.frozen_q.head.FrozenQ`).
 
 Imports the metrics and the task protocol; no world: the exact
-Q of a task comes from its :meth:`~governor.safety_values.llm_q_task.LLMTask.exact_q_from_value`.
+Q of a task comes from its :meth:`~governor.safety_values.llm_q.task.LLMTask.exact_q_from_value`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from governor.errors import ConfigError, expected
-from governor.safety_values.llm_q_task import LLMTask, Value
+from governor.safety_values.llm_q.task import LLMTask, Value
 from governor.safety_values.metrics import Confusion
 
 

@@ -1,8 +1,8 @@
-"""Frozen hidden states of a causal LM: the features of :mod:`~governor.safety_values.frozen_q`.
+"""Frozen hidden states of a causal LM: the features of :mod:`~governor.safety_values.frozen_q.head`.
 
 :class:`HiddenStates` loads a model from a local folder (no adapters, no gradients) and reads the
 final hidden state (after the last norm) at the last position of a task's prompt: the system
-prompt and a state's text through the chat template, as :class:`~governor.safety_values.llm_q.LLMQ`
+prompt and a state's text through the chat template, as :class:`~governor.safety_values.llm_q.value.LLMQ`
 builds it. Each prompt costs one forward pass, so the vectors are cached on disk: one file per
 model, dtype and system prompt (``<cache>/hidden/<model hash>-<dtype>-<prompt hash>.npz``, keyed inside by the
 hash of the state's text), rewritten atomically after every batch, with a progress bar over the
@@ -33,8 +33,8 @@ from governor.backends.hf import chat_prompt, check_dtype, dtype_kwargs
 from governor.backends.local_model import cache_root
 from governor.errors import ConfigError
 from governor.safety_values.checkpoint_io import atomic_write
-from governor.safety_values.llm_q_checkpoint import model_config_hash
-from governor.safety_values.llm_q_model import left_padded, model_folder
+from governor.safety_values.llm_q.checkpoint import model_config_hash
+from governor.safety_values.llm_q.model import left_padded, model_folder
 from governor.usage import Usage, record_llm_call
 
 DATE = "12 Jul 2025"  # the date of the paper's prompts (as LLMQ passes to chat templates)
