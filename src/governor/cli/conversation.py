@@ -178,7 +178,7 @@ def calibrate_command(args: argparse.Namespace, console: Console) -> int:
     check_range("max_turns", args.max_turns, 10, 1_000_000)
     embed = None
     if getattr(args, "embed", False):
-        from governor.overlays.embed_runtime import local_embed
+        from governor.overlays.embed.runtime import local_embed
 
         embed = local_embed()
     doc = calibrate(

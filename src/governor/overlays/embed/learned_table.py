@@ -1,6 +1,6 @@
 """A static embedding learned in context: a table whose piece means reproduce MiniLM's sentences.
 
-The distilled table of :mod:`governor.overlays.embed_static` runs each word piece through the
+The distilled table of :mod:`governor.overlays.embed.static` runs each word piece through the
 transformer alone, so a piece never sees the words it is used with. This table is learned from
 the transformer in context instead: the shipped human turns of the calibration split of each
 corpus (:func:`~governor.overlays.corpora.split_of`; never the held-out dialogues, on which
@@ -19,7 +19,7 @@ The table is built on first use (about 2 to 3 minutes on one thread, with a prog
 cached in the cache folder under a key made from the weights' SHA-256, :data:`RECIPE` and the
 SHA-256 of every corpus file read, written atomically with a digest note beside it (a torn or
 foreign file is built again, never used). :class:`LearnedEmbed` is a
-:class:`~governor.overlays.embed_static.StaticEmbed` whose ``tokens`` (the points coherence
+:class:`~governor.overlays.embed.static.StaticEmbed` whose ``tokens`` (the points coherence
 compares) is the text's one vector: without its context a piece's vector says little, and on
 TIAGE's pairs the whole-text vector ranks topic shifts better than the pieces (docs/overlays.md
 gives the figures, and those of a mixture of both, slightly better and slower).
@@ -36,10 +36,10 @@ from typing import Any
 import numpy as np
 
 from governor.errors import ConfigError, expected
-from governor.overlays import embed_onnx
 from governor.overlays.corpora import CORPORA, corpus_files, corpus_path, load_dialogues, split_of
-from governor.overlays.embed import MAX_TOKENS, MODEL_SHA256, LocalEmbed, torch_embed
-from governor.overlays.embed_static import StaticEmbed, static_embed
+from governor.overlays.embed import onnx_graph
+from governor.overlays.embed.minilm import MAX_TOKENS, MODEL_SHA256, LocalEmbed, torch_embed
+from governor.overlays.embed.static import StaticEmbed, static_embed
 
 RECIPE = "1"  # bump when the texts chosen, the objective or its constants change
 TEXTS = 20_000  # training texts at most (about 4.5 ms each to encode on one thread)
@@ -86,7 +86,7 @@ def data_key(data_dir: Path, limit: int = TEXTS) -> str:
             path = corpus_path(data_dir, name)
             if not path.is_file():
                 raise ConfigError(f"{corpus}: {expected(f'the file {path} (or .gz)', 'none')}")
-            digest.update(f":{name}={embed_onnx.file_sha256(path)}".encode())
+            digest.update(f":{name}={onnx_graph.file_sha256(path)}".encode())
     return digest.hexdigest()[:16]
 
 
@@ -169,7 +169,7 @@ def build(data_dir: Path, out: Path, *, limit: int = TEXTS, progress: bool = Tru
 
 def cache_file(data_dir: Path, limit: int = TEXTS) -> Path:
     """Where the table learned from ``data_dir`` is kept."""
-    return embed_onnx.cache_dir() / f"minilm-learned-{data_key(data_dir, limit)}.npy"
+    return onnx_graph.cache_dir() / f"minilm-learned-{data_key(data_dir, limit)}.npy"
 
 
 def load(data_dir: Path, *, limit: int = TEXTS, progress: bool = True) -> LearnedEmbed:
@@ -178,7 +178,7 @@ def load(data_dir: Path, *, limit: int = TEXTS, progress: bool = True) -> Learne
     size = (int(model.model.config.vocab_size), int(model.model.config.hidden_size))
     path = cache_file(data_dir, limit)
     for _ in range(2):
-        embed_onnx.cached(path, lambda out: build(data_dir, out, limit=limit, progress=progress))
+        onnx_graph.cached(path, lambda out: build(data_dir, out, limit=limit, progress=progress))
         try:
             table = np.load(path)
         except (OSError, ValueError):

@@ -9,7 +9,7 @@ is then its word pieces looked up in the table: no forward pass, a few microseco
 :class:`StaticEmbed` is an ``Embed`` (texts to unit vectors: the mean of the pieces) with
 ``tokens`` (the unit vectors of the pieces, without punctuation and stop words, which carry no
 topic without their context), so coherence and assistance use it as they use
-:class:`~governor.overlays.embed.LocalEmbed`. It ranks TIAGE topic shifts less well than the
+:class:`~governor.overlays.embed.minilm.LocalEmbed`. It ranks TIAGE topic shifts less well than the
 transformer (``governor bench embed-speed`` measures both); it is the fast option, not a drop-in
 replacement.
 """
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from governor.overlays.embed import MAX_TOKENS, MODEL_SHA256, LocalEmbed, torch_embed
+from governor.overlays.embed.minilm import MAX_TOKENS, MODEL_SHA256, LocalEmbed, torch_embed
 from governor.overlays.features.text import STOPWORDS
 
 BATCH = 2048  # vocabulary pieces per forward pass while distilling

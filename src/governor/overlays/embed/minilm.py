@@ -15,8 +15,8 @@ encodes several texts at once, sorted by length into batches whose padding stays
 :data:`PAD_SLACK` of their word pieces (a short text padded to a long one's length costs as much
 as the long one). torch runs on one thread.
 
-:func:`~governor.overlays.embed_runtime.local_embed` gives an :class:`OnnxEmbed` when onnxruntime is installed (the same model
-exported once to ONNX by :mod:`governor.overlays.embed_onnx`, the same vectors up to float
+:func:`~governor.overlays.embed.runtime.local_embed` gives an :class:`OnnxEmbed` when onnxruntime is installed (the same model
+exported once to ONNX by :mod:`governor.overlays.embed.onnx_graph`, the same vectors up to float
 rounding, about 2.5 times faster per text on one thread) and the torch :class:`LocalEmbed` otherwise.
 """
 
@@ -150,13 +150,13 @@ class OnnxEmbed(_Memo):
     """all-MiniLM-L6-v2 on ONNX Runtime (fp32, or int8 with ``quantised``), as :class:`LocalEmbed`.
 
     The graph is read from the cache, or exported from the verified weights on first use (a few
-    seconds; torch is loaded only then) and cached (:mod:`governor.overlays.embed_onnx`).
+    seconds; torch is loaded only then) and cached (:mod:`governor.overlays.embed.onnx_graph`).
     """
 
     def __init__(
         self, path: Path, *, quantised: bool = False, batch_size: int = BATCH, cache: int = 65536
     ) -> None:
-        from governor.overlays import embed_onnx
+        from governor.overlays.embed import onnx_graph
 
         _, transformers = _import_embed()
         _import_onnx()
@@ -169,8 +169,8 @@ class OnnxEmbed(_Memo):
         except Exception as exc:  # transformers raises many kinds; all mean the same here
             raise ConfigError(f"cannot load the embedding tokenizer from {path}: {exc}") from exc
         super().__init__(tokenizer, batch_size=batch_size, cache=cache)
-        key = embed_onnx.cache_key(MODEL_SHA256, config)
-        fp32 = embed_onnx.cache_dir() / f"minilm-{key}.onnx"
+        key = onnx_graph.cache_key(MODEL_SHA256, config)
+        fp32 = onnx_graph.cache_dir() / f"minilm-{key}.onnx"
 
         def export(out: Path) -> None:
             model = transformers.AutoModel.from_pretrained(
@@ -178,15 +178,15 @@ class OnnxEmbed(_Memo):
                 local_files_only=True,
                 attn_implementation="eager",  # traces without branches
             ).eval()
-            embed_onnx.export(model, tokenizer, out)
+            onnx_graph.export(model, tokenizer, out)
 
-        self.exported = not embed_onnx.trusted(fp32)
-        graph = embed_onnx.cached(fp32, export)
+        self.exported = not onnx_graph.trusted(fp32)
+        graph = onnx_graph.cached(fp32, export)
         if quantised:
             int8 = fp32.with_name(f"minilm-{key}-int8.onnx")
-            graph = embed_onnx.cached(int8, lambda out: embed_onnx.quantize(fp32, out))
+            graph = onnx_graph.cached(int8, lambda out: onnx_graph.quantize(fp32, out))
         try:
-            self.encoder = embed_onnx.OnnxEncoder(graph)
+            self.encoder = onnx_graph.OnnxEncoder(graph)
         except Exception as exc:  # onnxruntime raises its own kinds for a file it refuses
             raise ConfigError(f"ONNX Runtime refused the cached graph {graph}: {exc}") from exc
 
