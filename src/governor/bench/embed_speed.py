@@ -30,7 +30,7 @@ from typing import Any
 from rich.console import Console
 
 from governor.config import check_range, option
-from governor.conversation.session import ChatSession
+from governor.conversation.chat import ChatSession
 from governor.conversation.small_talk import SmallTalkConfig, small_talk_observer
 from governor.core import Candidate, Feedback, Policy, Trajectory
 from governor.errors import ConfigError, expected

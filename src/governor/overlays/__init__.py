@@ -36,7 +36,9 @@ from governor.overlays.features import (
 from governor.overlays.features.speed import feature_speed
 from governor.overlays.loader import (
     DEFAULT_OVERLAYS,
+    DEMAND_OVERLAYS,
     EMBED_OVERLAYS,
+    demand_overlays,
     load_overlays,
     load_resources,
     parse_overlays,
@@ -47,6 +49,7 @@ from governor.overlays.rules import Bounds, Condition, Overlay, Scope
 __all__ = [
     "CORPORA",
     "DEFAULT_OVERLAYS",
+    "DEMAND_OVERLAYS",
     "EMBED_OVERLAYS",
     "FEATURES",
     "Bounds",
@@ -62,6 +65,7 @@ __all__ = [
     "Scope",
     "Turn",
     "calibrate",
+    "demand_overlays",
     "feature_speed",
     "fit_reference",
     "human_acceptance",

@@ -4,7 +4,7 @@ below, both in the same trace.
 Each :meth:`SupervisedSession.turn` takes one step's observation (the user's turn in
 ``user_text`` and whatever the classifiers read), asks the supervisor for a decision and, when a
 mode acts, lets that mode's observer decide the reply on the activity trajectory (the dialogue,
-as in :class:`~governor.conversation.session.ChatSession`). A new interaction or an override that
+as in :class:`~governor.conversation.chat.ChatSession`). A new interaction or an override that
 ends the line starts the activity afresh; a mode switch otherwise keeps the dialogue and gives
 the new mode's constraints their initial state. Decisions go to the trace at two levels: the
 supervisor's (``extra.level == "oversight"``, a wait or disengage included) and the mode's
