@@ -212,3 +212,35 @@ def test_test_files_have_basenames_of_their_own() -> None:
     for path in tests.rglob("test_*.py"):
         seen.setdefault(path.name, []).append(str(path.relative_to(tests)))
     assert {n: p for n, p in seen.items() if len(p) > 1} == {}
+
+
+ALLOWED_REPEATS = {"constraint": "a family's Constraint", "base": "a package's abstract base"}
+"""The basenames that may name several runtime modules, each with its one meaning."""
+
+
+def runtime_basenames() -> dict[str, list[str]]:
+    """Each basename of a module or package outside the worlds and the CLI, with its modules."""
+    seen: dict[str, list[str]] = {}
+    for name in MODULES:
+        if within(name, "governor.worlds") or within(name, "governor.cli"):
+            continue
+        seen.setdefault(name.rsplit(".", 1)[-1], []).append(name)
+    return seen
+
+
+def test_runtime_names_have_one_meaning() -> None:
+    """Outside the worlds and the CLI, no two modules or packages share a basename (``__init__``
+    aside: a package counts by its own name), except the allowed repeats."""
+    repeated = {
+        base: names
+        for base, names in runtime_basenames().items()
+        if len(names) > 1 and base not in ALLOWED_REPEATS
+    }
+    assert repeated == {}
+
+
+def test_the_allowed_repeats_are_still_repeated() -> None:
+    seen = runtime_basenames()
+    assert {
+        base: seen.get(base, []) for base in ALLOWED_REPEATS if len(seen.get(base, [])) < 2
+    } == {}

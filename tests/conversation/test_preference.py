@@ -9,8 +9,8 @@ import pytest
 from smalltalk_helpers import ScriptedReplies, words
 
 from governor.config import ObserverConfig
+from governor.conversation.chat import ChatSession
 from governor.conversation.preference import PREFERENCE, HumanLikeness, RankingArbiter
-from governor.conversation.session import ChatSession
 from governor.conversation.small_talk import (
     SmallTalkConfig,
     small_talk_constraints,

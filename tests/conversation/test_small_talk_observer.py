@@ -8,9 +8,9 @@ import pytest
 from smalltalk_helpers import ScriptedReplies, words
 
 from governor.backends.scripted import ScriptedBackend
+from governor.conversation.chat import ChatSession
 from governor.conversation.fallbacks import MOVES, SmallTalkFallback
 from governor.conversation.llm_policy import LLMChatPolicy
-from governor.conversation.session import ChatSession
 from governor.conversation.small_talk import (
     TOLERATED,
     SmallTalkConfig,

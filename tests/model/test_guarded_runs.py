@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from governor.backends.hf import HFBackend
+from governor.conversation.chat import ChatSession
 from governor.conversation.examples import human_examples
 from governor.conversation.llm_policy import LLMChatPolicy
-from governor.conversation.session import ChatSession
 from governor.conversation.small_talk import SmallTalkConfig, small_talk_observer
 from governor.overlays import load_overlays
 from governor.worlds.driving import bench_run as driving

@@ -35,10 +35,10 @@ def folder() -> Path:
 def test_a_frozen_head_trains_reloads_and_is_measured_on_the_real_model(
     folder: Path, tmp_path: Path
 ) -> None:
-    from governor.safety_values.frozen_q import FrozenQ
-    from governor.safety_values.frozen_q_train import FrozenQTrainConfig, train_frozen_q
+    from governor.safety_values.frozen_q.head import FrozenQ
+    from governor.safety_values.frozen_q.train_head import FrozenQTrainConfig, train_frozen_q
     from governor.safety_values.learned import held_out_states
-    from governor.safety_values.llm_q_eval import evaluate_llm_q
+    from governor.safety_values.llm_q.evaluate import evaluate_llm_q
     from governor.worlds.driving.grid_value import load_or_compute
     from governor.worlds.driving.llm_task import DrivingLLMTask
 
@@ -63,7 +63,7 @@ def test_a_frozen_head_trains_reloads_and_is_measured_on_the_real_model(
 
 
 def test_a_guided_advisor_speaks_through_value_guided_decoding(folder: Path) -> None:
-    from governor.safety_values.llm_q import LLMQ
+    from governor.safety_values.llm_q.value import LLMQ
     from governor.worlds.backseat.advisors import GuidedAdvisor
     from governor.worlds.driving.env import DrivingParams
     from governor.worlds.driving.llm_task import DrivingLLMTask

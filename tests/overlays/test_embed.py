@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from governor.errors import ConfigError
-from governor.overlays import embed as embed_module
-from governor.overlays import embed_runtime
+from governor.overlays.embed import minilm as embed_module
+from governor.overlays.embed import runtime as embed_runtime
 from governor.overlays.features.coherence import embedding_coherence
 
 pytestmark = pytest.mark.embed

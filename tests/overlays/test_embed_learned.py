@@ -9,16 +9,16 @@ import numpy as np
 import pytest
 
 from governor.errors import ConfigError
-from governor.overlays import embed as embed_module
-from governor.overlays import embed_runtime
+from governor.overlays.embed import minilm as embed_module
+from governor.overlays.embed import runtime as embed_runtime
 
 pytestmark = pytest.mark.embed
 
 if not embed_module.embed_available():  # pragma: no cover - the dev install has the extra
     pytest.skip("the [embed] extra is not installed", allow_module_level=True)
 
-from governor.overlays import embed_learned  # noqa: E402
 from governor.overlays.corpora import CORPORA, load_dialogues, split_of  # noqa: E402
+from governor.overlays.embed import learned_table as embed_learned  # noqa: E402
 
 LIMIT = 160  # training texts of the tiny builds
 STEPS = 12  # conjugate-gradient steps of the tiny builds
@@ -155,7 +155,7 @@ def test_the_cache_is_read_back_and_a_torn_or_foreign_file_is_rebuilt(
     note = path.with_name(path.name + ".sha256")
     with open(path, "wb") as f:  # foreign: a well-noted file of the wrong shape
         np.save(f, np.zeros((3, 4), dtype=np.float16))
-    from governor.overlays.embed_onnx import file_sha256
+    from governor.overlays.embed.onnx_graph import file_sha256
 
     note.write_text(file_sha256(path) + "\n")
     foreign = embed_learned.load(data_dir, limit=LIMIT, progress=False)

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from governor.errors import ConfigError
-from governor.overlays import embed as embed_module
-from governor.overlays import embed_onnx, embed_runtime
+from governor.overlays.embed import minilm as embed_module
+from governor.overlays.embed import onnx_graph as embed_onnx
+from governor.overlays.embed import runtime as embed_runtime
 
 TEXTS = [
     "I love hiking in the mountains.",

@@ -23,14 +23,14 @@ from governor.core import Trajectory  # noqa: E402
 from governor.errors import ConfigError  # noqa: E402
 from governor.safety_values.ddqn import safety_target  # noqa: E402
 from governor.safety_values.filter import SafetyFilter  # noqa: E402
-from governor.safety_values.frozen_features import HiddenStates, model_hash  # noqa: E402
-from governor.safety_values.frozen_q import FrozenQ, HeadSettings, QHead  # noqa: E402
-from governor.safety_values.frozen_q_train import (  # noqa: E402
+from governor.safety_values.frozen_q.head import FrozenQ, HeadSettings, QHead  # noqa: E402
+from governor.safety_values.frozen_q.hidden_states import HiddenStates, model_hash  # noqa: E402
+from governor.safety_values.frozen_q.train_head import (  # noqa: E402
     FrozenQTrainConfig,
     collect_transitions,
     train_frozen_q,
 )
-from governor.safety_values.llm_q_eval import evaluate_llm_q  # noqa: E402
+from governor.safety_values.llm_q.evaluate import evaluate_llm_q  # noqa: E402
 from governor.usage import metered  # noqa: E402
 from governor.worlds.driving.env import LABELS, margin  # noqa: E402
 from governor.worlds.driving.llm_task import DrivingLLMTask  # noqa: E402

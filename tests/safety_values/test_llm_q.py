@@ -23,16 +23,16 @@ from governor.core import Trajectory  # noqa: E402
 from governor.errors import ConfigError  # noqa: E402
 from governor.safety_values.filter import SafetyFilter, ValueFallback  # noqa: E402
 from governor.safety_values.learned import METRICS  # noqa: E402
-from governor.safety_values.llm_q import EXCLUDED, LLMQ  # noqa: E402
-from governor.safety_values.llm_q_data import step_transitions, td_loss, token_targets  # noqa: E402
-from governor.safety_values.llm_q_decode import answer_mask, top_p_mask  # noqa: E402
-from governor.safety_values.llm_q_eval import evaluate_llm_q, monitor_metrics  # noqa: E402
-from governor.safety_values.llm_q_model import LLMQSettings  # noqa: E402
-from governor.safety_values.llm_q_train import (  # noqa: E402
+from governor.safety_values.llm_q.decode import answer_mask, top_p_mask  # noqa: E402
+from governor.safety_values.llm_q.evaluate import evaluate_llm_q, monitor_metrics  # noqa: E402
+from governor.safety_values.llm_q.model import LLMQSettings  # noqa: E402
+from governor.safety_values.llm_q.train import (  # noqa: E402
     LLMQTrainConfig,
     LLMQTrainResult,
     train_llm_q,
 )
+from governor.safety_values.llm_q.transitions import step_transitions, td_loss, token_targets  # noqa: E402
+from governor.safety_values.llm_q.value import EXCLUDED, LLMQ  # noqa: E402
 from governor.usage import metered  # noqa: E402
 from governor.worlds.driving.env import LABELS, DrivingParams, describe, margin  # noqa: E402
 from governor.worlds.driving.llm_task import DrivingLLMTask  # noqa: E402

@@ -16,7 +16,7 @@ MOVED = {
         "PresenceClassifier", "RefusalClassifier", "StateClassifier", "TimeWindowClassifier",
         "CRISIS_PHRASES", "MAX_TEXT", "check_features", "provided", "user_text",
     ),
-    "governor.extensions.users": (
+    "governor.observer_extensions.users": (
         "UserModel", "OfflineUserModel", "OfflineUserConfig", "LLMUserModel", "BANDS", "PERSONA",
         "INTENT", "HOPELESS", "SUPPORT", "DISMISS", "LOW_MOOD", "PROTOCOL", "cues", "distress",
     ),

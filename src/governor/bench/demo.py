@@ -10,8 +10,8 @@ from governor.bench import reguard_report
 from governor.report import markdown_table, print_table, write_index
 from governor.worlds.driving import bench as driving
 from governor.worlds.household import bench as safety_chip
+from governor.worlds.scenarios import bench as supervision
 from governor.worlds.smalltalk import bench as smalltalk
-from governor.worlds.supervision import bench as supervision
 
 
 def run_demo(

@@ -3,7 +3,7 @@ embedding: none (lexical proxies), the MiniLM transformer on torch and on ONNX R
 dynamically quantised int8; each candidate encoded when a feature first asks, or with
 ``-batched`` all candidates of an attempt at once, in batches of similar length), its
 distilled static table, and the static table learned in context from the corpora's calibration
-split (``static-learned``, :mod:`governor.overlays.embed_learned`).
+split (``static-learned``, :mod:`governor.overlays.embed.learned_table`).
 
 Time: the observer around the offline retrieval responder (not a model), ``candidates`` replies
 per attempt, users replaying held-out human openings; a turn's guard time is its wall time minus
@@ -30,7 +30,7 @@ from typing import Any
 from rich.console import Console
 
 from governor.config import check_range, option
-from governor.conversation.session import ChatSession
+from governor.conversation.chat import ChatSession
 from governor.conversation.small_talk import SmallTalkConfig, small_talk_observer
 from governor.core import Candidate, Feedback, Policy, Trajectory
 from governor.errors import ConfigError, expected
@@ -144,14 +144,14 @@ def _embedding(method: str, data: Path) -> Embed | None:
     if method == "offline":
         return None
     if method == "static":
-        from governor.overlays.embed_static import static_embed
+        from governor.overlays.embed.static import static_embed
 
         return static_embed()
     if method == "static-learned":
-        from governor.overlays.embed_learned import load
+        from governor.overlays.embed.learned_table import load
 
         return load(data)
-    from governor.overlays import embed as local
+    from governor.overlays.embed import minilm as local
 
     model: local.LocalEmbed | local.OnnxEmbed
     if method.startswith("transformer"):

@@ -53,7 +53,7 @@ LOCAL_ONLY = "not run: a safety value trains on the weights, so it needs a local
 
 def chat_path(backend: Backend, b: Budget) -> mp.PathResult:
     """`governor chat`: the default conversation settings on ``backend``, scripted user lines."""
-    from governor.conversation.session import ChatSession
+    from governor.conversation.chat import ChatSession
     from governor.worlds.smalltalk.settings import load_settings
 
     settings = load_settings(None)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from governor.backends.base import Backend
-from governor.conversation.session import TurnResult
+from governor.conversation.chat import TurnResult
 from governor.worlds.driving.env import DrivingParams
 from governor.worlds.driving.grid_value import GridSpec, GridValue, load_or_compute
 

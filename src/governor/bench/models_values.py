@@ -1,10 +1,10 @@
 """The two LLM safety values of `governor bench models`: trained and measured at a stated budget.
 
-``reguard-llm-value`` trains the LoRA value (:func:`~governor.safety_values.llm_q_train.
+``reguard-llm-value`` trains the LoRA value (:func:`~governor.safety_values.llm_q.train.
 train_llm_q`, the paper's Table 5 but for the CPU budget: one car, batch 2, 4 token transitions
 before the first step) for ``lora_minutes``; ``reguard-frozen-value`` reads ``head_transitions``
 random env steps once through the frozen model and fits a Q head on the hidden states
-(:func:`~governor.safety_values.frozen_q_train.train_frozen_q`, a fresh cache, so its time
+(:func:`~governor.safety_values.frozen_q.train_head.train_frozen_q`, a fresh cache, so its time
 includes every forward pass). Both are then measured on the same ``value_eval_states`` held-out
 states against the exact grid value (agreement, value F1, per-action TP / TN / FN rates).
 
@@ -96,7 +96,7 @@ def _truth() -> tuple[Any, Any]:
 
 def _measure(q: Any, grid: Any, n: int) -> tuple[dict[str, Any], float]:
     from governor.safety_values.learned import held_out_states
-    from governor.safety_values.llm_q_eval import evaluate_llm_q
+    from governor.safety_values.llm_q.evaluate import evaluate_llm_q
 
     start = time.perf_counter()
     states = held_out_states(grid.params, n)
@@ -105,7 +105,7 @@ def _measure(q: Any, grid: Any, n: int) -> tuple[dict[str, Any], float]:
 
 
 def _lora(folder: Path, b: Budget) -> PathResult:
-    from governor.safety_values.llm_q_train import LLMQTrainConfig, train_llm_q
+    from governor.safety_values.llm_q.train import LLMQTrainConfig, train_llm_q
 
     task, grid = _truth()
     config = LLMQTrainConfig(eval_states=1, eval_every=10**9, log_every=1, **LORA_CPU)
@@ -125,8 +125,8 @@ def _lora(folder: Path, b: Budget) -> PathResult:
 
 
 def _frozen(folder: Path, b: Budget) -> PathResult:
-    from governor.safety_values.frozen_q import FrozenQ, HeadSettings
-    from governor.safety_values.frozen_q_train import FrozenQTrainConfig, train_frozen_q
+    from governor.safety_values.frozen_q.head import FrozenQ, HeadSettings
+    from governor.safety_values.frozen_q.train_head import FrozenQTrainConfig, train_frozen_q
 
     task, grid = _truth()
     config = FrozenQTrainConfig(transitions=b.head_transitions, iterations=b.head_iterations)

@@ -75,8 +75,8 @@ def build_parser() -> Parser:
     from governor.cli.serve import add_serve_parser
     from governor.worlds.driving import bench as driving
     from governor.worlds.household import bench as safety_chip
+    from governor.worlds.scenarios import bench as supervision
     from governor.worlds.smalltalk import bench as smalltalk
-    from governor.worlds.supervision import bench as supervision
 
     parser = Parser(prog="governor", description="Runtime guardrails for foundation-model agents.")
     parser.add_argument("-V", "--version", action="version", version=f"governor {__version__}")

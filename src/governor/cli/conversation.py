@@ -18,7 +18,7 @@ from rich.markup import escape
 
 from governor.backends import backend_from_config
 from governor.config import check_range
-from governor.conversation.session import ChatSession, TurnResult
+from governor.conversation.chat import ChatSession, TurnResult
 from governor.files import write_json
 from governor.flags import Subcommands, add_backend_args
 from governor.trace import open_trace
@@ -178,7 +178,7 @@ def calibrate_command(args: argparse.Namespace, console: Console) -> int:
     check_range("max_turns", args.max_turns, 10, 1_000_000)
     embed = None
     if getattr(args, "embed", False):
-        from governor.overlays.embed_runtime import local_embed
+        from governor.overlays.embed.runtime import local_embed
 
         embed = local_embed()
     doc = calibrate(

@@ -161,10 +161,10 @@ def _eval_learned(checkpoint: Path, cfg: EvalConfig) -> tuple[dict[str, Any], fl
 def _eval_llm(checkpoint: Path, cfg: EvalConfig) -> tuple[dict[str, Any], float | None]:
     """An LLM checkpoint (a LoRA adapter or a frozen-state head) against the exact driving value,
     on at most ``llm_states`` held-out states."""
-    from governor.safety_values.frozen_q import FrozenQ, is_head_checkpoint
+    from governor.safety_values.frozen_q.head import FrozenQ, is_head_checkpoint
     from governor.safety_values.learned import held_out_states
-    from governor.safety_values.llm_q import LLMQ
-    from governor.safety_values.llm_q_eval import TextValue, evaluate_llm_q
+    from governor.safety_values.llm_q.evaluate import TextValue, evaluate_llm_q
+    from governor.safety_values.llm_q.value import LLMQ
     from governor.worlds.driving.grid_value import GridSpec, load_or_compute
     from governor.worlds.driving.llm_task import DrivingLLMTask
 
@@ -205,8 +205,8 @@ def _train_llm(cfg: DDQNConfig, out: Path, console: Console) -> int:
     spec = GridSpec(nx=cfg.grid_nx, ny=cfg.grid_ny, ntheta=cfg.grid_ntheta)
     grid = load_or_compute(DrivingParams(), spec, progress=True)[0]
     if cfg.obs == "llm-head":
-        from governor.safety_values.frozen_q import HeadSettings
-        from governor.safety_values.frozen_q_train import FrozenQTrainConfig, train_frozen_q
+        from governor.safety_values.frozen_q.head import HeadSettings
+        from governor.safety_values.frozen_q.train_head import FrozenQTrainConfig, train_frozen_q
 
         head_cfg = FrozenQTrainConfig(
             transitions=cfg.head_transitions, cars=cfg.llm_cars, iterations=cfg.iterations,
@@ -222,7 +222,7 @@ def _train_llm(cfg: DDQNConfig, out: Path, console: Console) -> int:
             f"passes), {q.info['iteration']} head steps; head in {out}/"
         )
         return 130 if q.info["interrupted"] else 0
-    from governor.safety_values.llm_q_train import LLMQTrainConfig, train_llm_q
+    from governor.safety_values.llm_q.train import LLMQTrainConfig, train_llm_q
 
     llm_cfg = LLMQTrainConfig(
         n_cars=cfg.llm_cars, batch_size=cfg.batch_size or 8,

@@ -5,6 +5,6 @@
 observer-model feedback, the :class:`~governor.conversation.fallbacks.SmallTalkFallback` moves and
 a preference for the admissible reply nearest a draw from the human reference
 (:mod:`.preference`); :class:`~governor.conversation.llm_policy.LLMChatPolicy` is a chat model as
-base policy; :class:`~governor.conversation.session.ChatSession` runs a conversation turn by turn.
+base policy; :class:`~governor.conversation.chat.ChatSession` runs a conversation turn by turn.
 Imports the core loop, the overlays and the backends.
 """

@@ -5,9 +5,13 @@ overlays (:mod:`governor.overlays.rules`, loaded from YAML by :func:`load_overla
 with a rigidity epsilon; :class:`OverlayConstraint` puts each overlay in the runtime loop;
 :func:`calibrate` estimates the bounds from human corpora (:mod:`governor.overlays.corpora`). The
 shipped small-talk set is ``smalltalk.yaml`` (:data:`DEFAULT_OVERLAYS`), and the same set
-calibrated with the local embedding model (:mod:`governor.overlays.embed`, the ``[embed]`` extra)
-is ``smalltalk_embed.yaml`` (:data:`EMBED_OVERLAYS`). Each file also carries the human reference
-(:class:`HumanReference`) that the observer matches when it ranks admissible replies.
+calibrated with the local embedding model (the package :mod:`governor.overlays.embed`, the
+``[embed]`` extra) is ``smalltalk_embed.yaml`` (:data:`EMBED_OVERLAYS`). Each file also carries the
+human reference (:class:`HumanReference`) that the observer matches when it ranks admissible
+replies. An overlay rule's ``margin`` (adaptive rigidity, :mod:`governor.overlays.rigidity`)
+tightens its tolerance as a running value nears a bound; the other extensions of the observer
+(lookahead, ensembles, teachable overlays) build on the overlays in
+:mod:`governor.observer_extensions`, which the overlays never import.
 
 Imports the core types, the config and the error tree; nothing of the loop or the worlds.
 """
@@ -32,7 +36,9 @@ from governor.overlays.features import (
 from governor.overlays.features.speed import feature_speed
 from governor.overlays.loader import (
     DEFAULT_OVERLAYS,
+    DEMAND_OVERLAYS,
     EMBED_OVERLAYS,
+    demand_overlays,
     load_overlays,
     load_resources,
     parse_overlays,
@@ -43,6 +49,7 @@ from governor.overlays.rules import Bounds, Condition, Overlay, Scope
 __all__ = [
     "CORPORA",
     "DEFAULT_OVERLAYS",
+    "DEMAND_OVERLAYS",
     "EMBED_OVERLAYS",
     "FEATURES",
     "Bounds",
@@ -58,6 +65,7 @@ __all__ = [
     "Scope",
     "Turn",
     "calibrate",
+    "demand_overlays",
     "feature_speed",
     "fit_reference",
     "human_acceptance",

@@ -13,7 +13,9 @@ and specificity maxima), ``provenance`` (how it was made) and ``version``. A rul
   ``target`` (permissive: the overlay it widens), ``calibration`` (a record, not used to judge),
   ``margin`` (adaptive rigidity: see :mod:`governor.overlays.rigidity`).
 
-Errors name the rule and the field.
+The shipped files: :data:`DEFAULT_OVERLAYS` (small talk), :data:`EMBED_OVERLAYS` (small talk
+calibrated with the local embedding) and :data:`DEMAND_OVERLAYS` (the supervision's demand
+overlays, :func:`demand_overlays`). Errors name the rule and the field.
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ REQUIRED = ("name", "feature", "bounds", "epsilon", "kind")
 TOP_LEVEL = ("version", "provenance", "features", "overlays")
 DEFAULT_OVERLAYS = Path(__file__).with_name("smalltalk.yaml")
 EMBED_OVERLAYS = Path(__file__).with_name("smalltalk_embed.yaml")  # calibrated with LocalEmbed
+DEMAND_OVERLAYS = Path(__file__).with_name(
+    "demand.yaml"
+)  # supervision: lower demand as affect worsens
 _DEFAULT_SEVERITY = {"prohibitory": Severity.HIGH, "transfer": Severity.MEDIUM}
 
 
@@ -63,6 +68,12 @@ def load_overlays(
     except ConfigError as exc:
         raise SpecError(str(exc)) from exc
     return parse_overlays(data, where=str(path), tokenizer=tokenizer, embed=embed)
+
+
+def demand_overlays() -> list[Overlay]:
+    """The shipped demand overlays (:data:`DEMAND_OVERLAYS`): lower demand as affect worsens
+    (highest priority first)."""
+    return load_overlays(DEMAND_OVERLAYS)
 
 
 def load_resources(

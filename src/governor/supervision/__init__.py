@@ -7,20 +7,22 @@ fallback) then decides the reply (activity level). Around that loop: an :class:`
 of pluggable state classifiers decides whether to engage at all (with a cooldown after repeated
 refusals), :mod:`protective rules <governor.supervision.override>` may interrupt or force a mode,
 and an operator may pause, set the mode or end the session, every act audited. The state is
-explicit and round-trips through JSON. :class:`SupervisedSession` runs both levels and traces
-them apart (wrong mode vs bad behaviour inside a mode).
+explicit and round-trips through JSON. :class:`SupervisedSession` (:mod:`.supervised`) runs both
+levels and traces them apart (wrong mode vs bad behaviour inside a mode). The mode rules and the
+mode-graph constraint are in :mod:`.mode_rules`; the shipped demand overlays
+(:data:`DEMAND_OVERLAYS`, :func:`demand_overlays`) are the overlays' file, re-exported here.
 
 Imports the core loop (core, observer, config), the overlays, the LTL monitors and the error
 tree; never a world, a backend, the CLI or the benches.
 """
 
+from governor.overlays.loader import DEMAND_OVERLAYS, demand_overlays
 from governor.supervision.decision import (
     SupervisionKind,
     SupervisorDecision,
     Violation,
     activity_violations,
 )
-from governor.supervision.demand import DEMAND_OVERLAYS, demand_overlays
 from governor.supervision.gating import (
     AffectClassifier,
     CrisisClassifier,
@@ -31,6 +33,7 @@ from governor.supervision.gating import (
     StateClassifier,
     TimeWindowClassifier,
 )
+from governor.supervision.mode_rules import ModeGraphConstraint, ModeRules, Snapshot
 from governor.supervision.modes import Mode, ModeGraph, mode_atom
 from governor.supervision.operator import ActKind, OperatorAct
 from governor.supervision.override import (
@@ -41,10 +44,9 @@ from governor.supervision.override import (
     ThresholdOverride,
 )
 from governor.supervision.oversight import ModeOversight
-from governor.supervision.rules import ModeGraphConstraint, ModeRules, Snapshot
 from governor.supervision.selection import ConditionSelector, FixedSelector, ModeSelector
-from governor.supervision.session import SupervisedSession, SupervisedTurn
 from governor.supervision.state import SupervisorState
+from governor.supervision.supervised import SupervisedSession, SupervisedTurn
 from governor.supervision.supervisor import Supervisor, SupervisorConfig
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 :class:`ModeOversight` is the core loop with the selector as its policy, the mode graph and the
 LTL mode rules as hard constraints and the safe mode as fallback. It judges one step's
-:class:`~governor.supervision.rules.Snapshot` (:meth:`~ModeOversight.select`), executes an
+:class:`~governor.supervision.mode_rules.Snapshot` (:meth:`~ModeOversight.select`), executes an
 operator's mode as said while recording what the rules think of it
 (:meth:`~ModeOversight.operator_decision`), and folds an executed mode into the
 :class:`~governor.supervision.state.SupervisorState` (:meth:`~ModeOversight.commit`). It runs
@@ -18,9 +18,9 @@ from governor.config import ObserverConfig
 from governor.core import Decision, DecisionKind, Trajectory
 from governor.errors import ConfigError, expected
 from governor.observer import Observer
+from governor.supervision.mode_rules import GRAPH, RULES, ModeGraphConstraint, ModeRules, Snapshot
 from governor.supervision.modes import ModeGraph
 from governor.supervision.operator import ActKind
-from governor.supervision.rules import GRAPH, RULES, ModeGraphConstraint, ModeRules, Snapshot
 from governor.supervision.selection import ForcedFirst, ModeSelector, SafeModeFallback
 from governor.supervision.state import SupervisorState
 

@@ -1,7 +1,7 @@
 """Mode-selection policies: the base policy of the supervisor's observer proposes modes.
 
 A selector is a :class:`~governor.core.Policy` whose actions are mode names, ranked most
-preferred first; it reads the :class:`~governor.supervision.rules.Snapshot` in the trajectory's
+preferred first; it reads the :class:`~governor.supervision.mode_rules.Snapshot` in the trajectory's
 observation. The supervisor's observer asks for every mode at once, so the arbiter executes the
 best-ranked admissible one. Shipped:
 
@@ -22,7 +22,7 @@ from typing import Any
 from governor.core import Candidate, Fallback, Feedback, Policy, Trajectory, Verdict
 from governor.errors import ConfigError, expected
 from governor.overlays.rules import Condition
-from governor.supervision.rules import Snapshot
+from governor.supervision.mode_rules import Snapshot
 
 
 def _snapshot(traj: Trajectory) -> Snapshot:

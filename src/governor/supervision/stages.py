@@ -20,10 +20,10 @@ from typing import Any
 
 from governor.supervision.decision import SupervisionKind
 from governor.supervision.gating import EngagementGate
+from governor.supervision.mode_rules import Snapshot
 from governor.supervision.operator import ActKind
 from governor.supervision.override import ProtectiveRule
 from governor.supervision.oversight import ModeOversight
-from governor.supervision.rules import Snapshot
 from governor.supervision.state import SupervisorState
 
 

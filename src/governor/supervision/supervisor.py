@@ -34,11 +34,11 @@ from governor.supervision import stages
 from governor.supervision.acts import apply_act
 from governor.supervision.decision import ACTING, SupervisorDecision
 from governor.supervision.gating import EngagementGate, check_features
+from governor.supervision.mode_rules import ModeRules, Snapshot
 from governor.supervision.modes import ModeGraph
 from governor.supervision.operator import ActKind, OperatorAct
 from governor.supervision.override import ProtectiveRule
 from governor.supervision.oversight import ModeOversight
-from governor.supervision.rules import ModeRules, Snapshot
 from governor.supervision.selection import ModeSelector
 from governor.supervision.state import SupervisorState, observe, remember
 

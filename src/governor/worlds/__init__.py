@@ -5,6 +5,7 @@ ask for (a driving task for reach-avoid DDQN, a household :class:`~governor.ltl.
 translation) and its benchmark: :mod:`~governor.worlds.driving` and :mod:`~governor.worlds.commerce`
 (ReGuard), :mod:`~governor.worlds.backseat` (ReGuard's backseat driver, on driving),
 :mod:`~governor.worlds.household` (the Safety Chip), :mod:`~governor.worlds.smalltalk` (the Grounded
-Observer). A world imports the runtime library freely and another world only where declared
+Observer), :mod:`~governor.worlds.scenarios` (the journal Grounded Observer paper's supervision
+scenarios: de-escalation, in-home training, tutoring, crisis, ensembles; ``bench supervision``). A world imports the runtime library freely and another world only where declared
 (backseat imports driving); the runtime library never imports a world.
 """

@@ -66,7 +66,7 @@ class Resources:
 
     ``tokenizer`` maps a text to its tokens (counted); ``embed`` maps texts to one vector each
     (``Backend.embed``, where every call is an LLM call, or the local
-    :class:`~governor.overlays.embed.LocalEmbed`). Without them, features fall back to estimates
+    :class:`~governor.overlays.embed.minilm.LocalEmbed`). Without them, features fall back to estimates
     and proxies, reported by :func:`measure`. ``reference`` is the calibrated human distribution
     of some features, used to prefer human-like replies (no feature reads it).
     """

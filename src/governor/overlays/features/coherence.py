@@ -6,7 +6,7 @@ turn is the entropy of the pooled embeddings minus the weighted mean of the two 
 Jensen-Renyi divergence). The entropy is Renyi's quadratic entropy of a Parzen estimate on the unit
 sphere, H(X) = -log mean_ij k(x_i, x_j) with k(x, y) = exp((cos(x, y) - 1) / KERNEL_WIDTH); the
 points are token embeddings when the embedding function offers them (``embed.tokens(text)``, as
-:class:`~governor.overlays.embed.LocalEmbed` does), else one sentence embedding per sentence.
+:class:`~governor.overlays.embed.minilm.LocalEmbed` does), else one sentence embedding per sentence.
 Coherence is 1 - gain / the gain of two mutually orthogonal sets with the same inner spread, so
 1 means the candidate adds no new direction and 0 that it shares none with the previous turn.
 

@@ -36,7 +36,7 @@ from governor.worlds.driving.env import CHOICES, LABELS, LETTERS, DrivingParams,
 from governor.worlds.driving.filter import state_of
 
 if TYPE_CHECKING:  # torch only where a guided advisor is built
-    from governor.safety_values.llm_q_decode import GuidedText
+    from governor.safety_values.llm_q.decode import GuidedText
 
 _SAY = ("steer right", "keep straight", "steer left")
 _QUESTION = "\n\nQuestion:"  # where the state paragraph of the observation text ends
@@ -211,7 +211,7 @@ class LLMAdvisor(PromptedAdvisor):
 
 
 class GuidedDecoding(Protocol):
-    """An LLM safety value that decodes by its value (:class:`~governor.safety_values.llm_q.LLMQ`)."""
+    """An LLM safety value that decodes by its value (:class:`~governor.safety_values.llm_q.value.LLMQ`)."""
 
     def guided_generate(
         self,

@@ -1,11 +1,11 @@
 """The driving task as the LLM-backbone safety value reads it (ReGuard section 4).
 
-:class:`DrivingLLMTask` implements :class:`~governor.safety_values.llm_q_task.LLMTask`: the driving
+:class:`DrivingLLMTask` implements :class:`~governor.safety_values.llm_q.task.LLMTask`: the driving
 system prompt and :func:`~governor.worlds.driving.env.describe` as the prompt, the letters A, B, C
 (steer right, straight, left) as the answers, the margin and the cars of
 :mod:`~governor.worlds.driving.task` for token transitions, and the exact Q from the exact V for
-the metrics. Hand it to :class:`~governor.safety_values.llm_q.LLMQ`, ``LLMQ.load`` and
-:func:`~governor.safety_values.llm_q_train.train_llm_q`.
+the metrics. Hand it to :class:`~governor.safety_values.llm_q.value.LLMQ`, ``LLMQ.load`` and
+:func:`~governor.safety_values.llm_q.train.train_llm_q`.
 
 Imports the driving world (:mod:`.env`, :mod:`.task`) and the runtime's task protocol.
 """
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from governor.safety_values.llm_q_task import LLMVectorEnvs, Value
+from governor.safety_values.llm_q.task import LLMVectorEnvs, Value
 from governor.worlds.driving.env import LETTERS, DrivingParams, describe, margin, step_states
 from governor.worlds.driving.env import system_prompt as driving_system_prompt
 from governor.worlds.driving.task import Cars, sample_live_states

@@ -41,8 +41,8 @@ def learned_values(
             train(config, folder, grid=gv, progress=progress)
         found[obs] = LearnedQ.load(folder, env="driving", obs=obs, params=gv.params)
     if cfg.llm_checkpoint is not None:
-        from governor.safety_values.frozen_q import FrozenQ, is_head_checkpoint
-        from governor.safety_values.llm_q import LLMQ
+        from governor.safety_values.frozen_q.head import FrozenQ, is_head_checkpoint
+        from governor.safety_values.llm_q.value import LLMQ
         from governor.worlds.driving.llm_task import DrivingLLMTask
 
         task = DrivingLLMTask()

@@ -37,8 +37,8 @@ from governor.flags import (
 )
 from governor.overlays.calibrate import human_acceptance, prefetch
 from governor.overlays.corpora import load_turns
-from governor.overlays.embed import embed_available
-from governor.overlays.embed_runtime import local_embed
+from governor.overlays.embed.minilm import embed_available
+from governor.overlays.embed.runtime import local_embed
 from governor.overlays.features.base import Embed, get_feature
 from governor.overlays.loader import DEFAULT_OVERLAYS, EMBED_OVERLAYS, load_overlays
 from governor.report import Section

@@ -12,7 +12,7 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from governor.conversation.session import ChatSession, TurnResult
+from governor.conversation.chat import ChatSession, TurnResult
 from governor.conversation.small_talk import TOLERATED
 from governor.observer import Observer
 from governor.overlays.features.base import DEFAULT_RESOURCES, Resources
