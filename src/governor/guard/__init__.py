@@ -15,10 +15,16 @@ families and the trace records; never ``governor.worlds``, ``governor.cli`` or `
 
 from governor.guard.facade import Guard
 from governor.guard.messages import Conversation, Message, Reply, Sampling, ToolCall
-from governor.guard.policy import GuardPolicy, LTLRule, Upstream, load_policy, policy_from_mapping
 from governor.guard.session import CheckResult, GuardReply, GuardSession, SyncInLoopError
+from governor.guard.spec import (
+    GuardPolicy,
+    LTLRule,
+    Upstream,
+    Vocabulary,
+    load_policy,
+    policy_from_mapping,
+)
 from governor.guard.store import MemoryStore, SessionStore, SqliteStore, StoreError
-from governor.guard.tools import Vocabulary
 
 __all__ = [
     "CheckResult",

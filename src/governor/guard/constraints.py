@@ -1,9 +1,9 @@
 """The guard's constraints: LTL monitors over tool calls, and overlays over text replies.
 
 :class:`ToolLTLConstraint` is an :class:`~governor.ltl.constraint.LTLConstraint` for one policy
-rule whose labels come from the policy's vocabulary (:mod:`governor.guard.tools`). Its memory is
-a :class:`ToolMonitorState`: the monitor's progressed formula and the running sums the rule's
-propositions read. Position 0 is the start of the session (no action, no labels); each executed
+rule whose labels come from the policy's vocabulary (:mod:`governor.guard.spec.propositions`).
+Its memory is a :class:`ToolMonitorState`: the monitor's progressed formula and the running sums
+the rule's propositions read. Position 0 is the start of the session (no action, no labels); each executed
 action is one more position. ``check`` is a what-if; ``commit`` advances formula and sums.
 
 :class:`TextOverlayConstraint` judges the text of a reply with one overlay; tool-call replies
@@ -26,9 +26,9 @@ from typing import Any
 
 from governor.core import Constraint, Step, Trajectory, Verdict
 from governor.guard.messages import Message, Reply, messages_of
-from governor.guard.policy import Checks, GuardPolicy, LTLRule
 from governor.guard.prefix import PrefixJudgement
-from governor.guard.tools import Vocabulary
+from governor.guard.spec.guard_policy import Checks, GuardPolicy, LTLRule
+from governor.guard.spec.propositions import Vocabulary
 from governor.guard.value_constraint import SafetyValueConstraint
 from governor.ltl.constraint import LTLConstraint
 from governor.ltl.monitor import MonitorSetState

@@ -13,7 +13,7 @@ recorded, and the session stays where its last saved decision left it.
 records an operator's act (pause, resume, end) in the session's state and its records: a paused
 or ended session answers ``respond`` with the default fallback text, calls no model and leaves
 its trajectory as it was (its summary's kind is ``paused`` or ``ended``); ``check`` and
-``commit`` still judge. Under a policy with modes (:mod:`.supervision`), ``respond`` first asks
+``commit`` still judge. Under a policy with modes (:mod:`.mode_observers`), ``respond`` first asks
 the supervisor; the acting mode's observer then proposes and judges, and a step in which no mode
 acts answers with the mode's fallback text and calls no model; the supervisor's state is saved
 with the session's, and ``operate`` also takes ``set_mode`` (with ``mode=``) and ``release``,
@@ -65,12 +65,12 @@ from governor.guard.messages import (
     reply_from,
     reply_of,
 )
-from governor.guard.policy_stream import StreamPolicy
+from governor.guard.mode_observers import GuardSupervision
 from governor.guard.release import ReleaseGate, StreamEnd, StreamEvent
+from governor.guard.spec.stream_section import StreamPolicy
 from governor.guard.state import SessionState, state_from_json, state_to_json
 from governor.guard.store import SessionStore, shared_lock
 from governor.guard.summary import decision_summary, supervision_summary, verdicts_summary
-from governor.guard.supervision import GuardSupervision
 from governor.observer import Observer
 from governor.supervision import SupervisorDecision, SupervisorState
 from governor.supervision.operator import ActKind, OperatorAct

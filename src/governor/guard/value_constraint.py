@@ -2,7 +2,7 @@
 discrete actions, and a refused call is replaced by the same call with the safest action.
 
 :class:`SafetyValueConstraint` enforces a policy's ``safety_value`` section
-(:mod:`.policy_values`). A reply that does not call the section's tool is not its business
+(:mod:`.spec.value_section`). A reply that does not call the section's tool is not its business
 (admitted). For a call of it: the action is the index of the call's argument value among the
 section's ``actions``; the observation is the value at the ``observation`` path of the latest
 tool message's JSON content; the call is admitted iff Q(observation, action) > margin (the
@@ -38,8 +38,8 @@ import numpy as np
 from governor.core import Constraint, Fallback, Trajectory, Verdict
 from governor.errors import FOUND_LIMIT, ConfigError, expected, shown
 from governor.guard.messages import Message, Reply, ToolCall, messages_of
-from governor.guard.policy_values import SafetyValueSpec
-from governor.guard.tools import MISSING, lookup
+from governor.guard.spec.propositions import MISSING, lookup
+from governor.guard.spec.value_section import SafetyValueSpec
 
 
 def _shown(value: Any) -> str:
