@@ -24,7 +24,7 @@ from governor.guard.spec import (
     load_policy,
     policy_from_mapping,
 )
-from governor.guard.store import MemoryStore, SessionStore, SqliteStore, StoreError
+from governor.guard.stores import MemoryStore, SessionStore, SqliteStore, StoreError
 
 __all__ = [
     "CheckResult",

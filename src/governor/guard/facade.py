@@ -28,7 +28,7 @@ from governor.guard.fallback import GuardFallback
 from governor.guard.mode_observers import GuardSupervision
 from governor.guard.session import GuardSession
 from governor.guard.spec.guard_policy import GuardPolicy, load_policy
-from governor.guard.store import MemoryStore, SessionStore
+from governor.guard.stores import MemoryStore, SessionStore
 from governor.guard.upstream import UpstreamPolicy
 from governor.guard.value_constraint import value_fallback
 from governor.observer import Observer

@@ -67,9 +67,9 @@ from governor.guard.messages import (
 )
 from governor.guard.mode_observers import GuardSupervision
 from governor.guard.release import ReleaseGate, StreamEnd, StreamEvent
+from governor.guard.session_state import SessionState, state_from_json, state_to_json
 from governor.guard.spec.stream_section import StreamPolicy
-from governor.guard.state import SessionState, state_from_json, state_to_json
-from governor.guard.store import SessionStore, shared_lock
+from governor.guard.stores import SessionStore, shared_lock
 from governor.guard.summary import decision_summary, supervision_summary, verdicts_summary
 from governor.observer import Observer
 from governor.supervision import SupervisorDecision, SupervisorState
