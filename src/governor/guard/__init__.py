@@ -13,8 +13,8 @@ Part of the runtime library: imports the core loop, the config, the backends, th
 families and the trace records; never ``governor.worlds``, ``governor.cli`` or ``governor.bench``.
 """
 
+from governor.guard.exchange import Conversation, Message, Reply, Sampling, ToolCall
 from governor.guard.facade import Guard
-from governor.guard.messages import Conversation, Message, Reply, Sampling, ToolCall
 from governor.guard.session import CheckResult, GuardReply, GuardSession, SyncInLoopError
 from governor.guard.spec import (
     GuardPolicy,

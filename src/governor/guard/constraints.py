@@ -13,7 +13,7 @@ monitor still reads every executed action. Each declares what it can judge of a 
 being generated (:mod:`.prefix`): an LTL rule every prefix (the labels of a text reply do not
 depend on its text); an overlay every prefix when it bounds a growing feature from above only,
 the whole reply when from below only, else nothing before the whole. Imports the core types, the
-LTL monitor constraint, the overlays and the guard's messages, tools, prefix, policy and value
+LTL monitor constraint, the overlays and the guard's exchange, tools, prefix, policy and value
 constraint (:mod:`.value_constraint`: a policy's safety value, after the LTL rules).
 """
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from governor.core import Constraint, Step, Trajectory, Verdict
-from governor.guard.messages import Message, Reply, messages_of
+from governor.guard.exchange import Message, Reply, messages_of
 from governor.guard.prefix import PrefixJudgement
 from governor.guard.spec.guard_policy import Checks, GuardPolicy, LTLRule
 from governor.guard.spec.propositions import Vocabulary

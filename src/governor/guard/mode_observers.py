@@ -30,8 +30,8 @@ from governor.backends.base import Backend
 from governor.core import Candidate, Constraint, Decision, Feedback, Policy, Trajectory
 from governor.errors import ConfigError, expected
 from governor.guard.constraints import TextOverlayConstraint, ToolLTLConstraint
+from governor.guard.exchange import Message, Reply
 from governor.guard.fallback import GuardFallback
-from governor.guard.messages import Message, Reply
 from governor.guard.spec.guard_policy import GuardPolicy
 from governor.guard.spec.mode_spec import ModeSpec
 from governor.guard.upstream import UpstreamPolicy

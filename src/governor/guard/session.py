@@ -55,8 +55,7 @@ from typing import Any, TypeVar
 from governor.core import Decision, DecisionKind, Trajectory, Verdict
 from governor.errors import ConfigError, expected
 from governor.guard.choices import admitted_choices, choice_observer
-from governor.guard.holdback import executed_streamed, streaming_observer
-from governor.guard.messages import (
+from governor.guard.exchange import (
     Conversation,
     Message,
     Reply,
@@ -65,6 +64,7 @@ from governor.guard.messages import (
     reply_from,
     reply_of,
 )
+from governor.guard.holdback import executed_streamed, streaming_observer
 from governor.guard.mode_observers import GuardSupervision
 from governor.guard.release import ReleaseGate, StreamEnd, StreamEvent
 from governor.guard.session_state import SessionState, state_from_json, state_to_json

@@ -13,7 +13,7 @@ text: the tools are listed in a system note, earlier tool calls are shown as
 is such a JSON object is read back as tool calls (a model may write its calls as text). A reply
 that is empty, or tool calls that are not well formed, become invalid candidates, which the
 observer never executes. :meth:`UpstreamPolicy.stream` asks for one completion as it is generated
-(:mod:`.upstream_stream`). Imports the core types, the backend interface and the guard's messages
+(:mod:`.upstream_stream`). Imports the core types, the backend interface and the guard's exchange
 and streamed reader.
 """
 
@@ -27,7 +27,7 @@ from governor.backends.base import Backend, Completion, Message
 from governor.core import Candidate, Feedback, FeedbackKind, Policy, Trajectory
 from governor.errors import ConfigError
 from governor.files import json_loads
-from governor.guard.messages import Conversation, Reply, reply_from
+from governor.guard.exchange import Conversation, Reply, reply_from
 from governor.guard.upstream_stream import OnDelta, stream_chat
 
 NOTE = {

@@ -21,7 +21,7 @@ refusal by Q it offers the refused reply with the action replaced by the safest 
 call id, the other arguments kept; where every action fails the margin, the safest is still the
 least bad one, as in a safety filter, even when it is the refused action itself); any other
 refusal goes to the policy's fallback texts. The recovery travels in the refusal itself
-(``Verdict.repair``), so nothing is remembered between the check and the fallback. Imports the core types, the error tree, the guard's messages, tools paths and
+(``Verdict.repair``), so nothing is remembered between the check and the fallback. Imports the core types, the error tree, the guard's exchange, tools paths and
 policy section (the filter itself comes from the checkpoint's task).
 """
 
@@ -37,7 +37,7 @@ import numpy as np
 
 from governor.core import Constraint, Fallback, Trajectory, Verdict
 from governor.errors import FOUND_LIMIT, ConfigError, expected, shown
-from governor.guard.messages import Message, Reply, ToolCall, messages_of
+from governor.guard.exchange import Message, Reply, ToolCall, messages_of
 from governor.guard.spec.propositions import MISSING, lookup
 from governor.guard.spec.value_section import SafetyValueSpec
 

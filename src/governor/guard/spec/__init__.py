@@ -15,7 +15,7 @@ LTL rules.
 
 May import the config, the error tree, the files helpers, the core types, the observer, the LTL
 parser, the overlay rules and loader, the supervision package, the safety values' task registry
-and the guard's messages; never the guard's sessions, stores, upstream or service.
+and the guard's exchange; never the guard's sessions, stores, upstream or service.
 """
 
 from governor.guard.spec.guard_policy import (
