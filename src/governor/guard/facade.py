@@ -9,8 +9,8 @@ service's operators). With a supervision section in the policy, the guard also b
 supervisor and one observer per mode (:mod:`.mode_observers`); its own observer then holds every
 mode's constraints, so that each executed action advances every LTL rule. The CLI and the
 service use this same facade. A policy's safety value puts its recovery before the fallback
-texts (:mod:`.value_constraint`). Imports the backends, the observer, and the guard's policy,
-constraints, fallback, value constraint, upstream, session, state, store and supervision.
+texts (:mod:`.value_constraint`). Imports the backends, the observer, and the guard's spec,
+constraints, fallback, value constraint, upstream, session, stores and mode observers.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ Every LTL rule (the policy's and each mode's) reads every executed action, which
 it; a mode's own rules and overlays judge only that mode's replies. If the supervisor fails, the
 step fails closed: a ``wait`` that says the ``check_failed`` text. Imports the core types, the
 observer, the backend interface, the supervision package and the guard's constraints, fallback,
-messages, spec (the policy and its mode spec) and upstream.
+exchange, spec (the policy and its mode spec) and upstream.
 """
 
 from __future__ import annotations

@@ -35,8 +35,8 @@ commit the executed reply, save with the decision's record, failing closed). Str
 observer's upstream goes through a hold-back buffer (:mod:`.holdback`) and the trajectory
 commits what the client saw; with ``n > 1`` the admitted choices are answered and none is
 committed (:mod:`.choices`). Imports the core types, the observer, the trace records, the
-supervision package (its operator acts) and the guard's choices, hold-back buffer, messages,
-release gate, state, store, stream policy, summary and supervision.
+supervision package (its operator acts) and the guard's choices, hold-back buffer, exchange,
+release gate, session state, stores, spec (stream section), summary and mode observers.
 """
 
 from __future__ import annotations

@@ -21,8 +21,9 @@ refusal by Q it offers the refused reply with the action replaced by the safest 
 call id, the other arguments kept; where every action fails the margin, the safest is still the
 least bad one, as in a safety filter, even when it is the refused action itself); any other
 refusal goes to the policy's fallback texts. The recovery travels in the refusal itself
-(``Verdict.repair``), so nothing is remembered between the check and the fallback. Imports the core types, the error tree, the guard's exchange, tools paths and
-policy section (the filter itself comes from the checkpoint's task).
+(``Verdict.repair``), so nothing is remembered between the check and the fallback. Imports the
+core types, the error tree, the guard's exchange, the spec's propositions paths and value
+section (the filter itself comes from the checkpoint's task).
 """
 
 from __future__ import annotations

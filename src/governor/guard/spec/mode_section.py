@@ -29,8 +29,7 @@ the mode graph, the gate, the selector, the mode rules, the overrides, the whole
 that the first error names the path of the part that failed (``supervision.rules[2]``); selection
 choices are also checked against the features the classifiers provide, which the selector itself
 does not check. Imports the config, the core types, the error tree, the observer, the overlay
-rules, the supervision package and the guard's spec parts, fields, mode spec and tools
-vocabulary.
+rules, the supervision package and the spec's parts, fields, mode spec and propositions.
 """
 
 from __future__ import annotations
