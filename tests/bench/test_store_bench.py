@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from governor.bench.store_cycle import StoreBenchConfig, run
-from governor.guard.store_postgres import PostgresStore
+from governor.guard.stores.postgres import PostgresStore
 
 TINY = StoreBenchConfig(cycles=3, rounds=2)
 

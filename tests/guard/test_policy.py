@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from governor.errors import ConfigError, GovernorError
 from governor.guard import load_policy, policy_from_mapping
-from governor.guard.tools import SumProp, ToolProp, UserProp
+from governor.guard.spec.propositions import SumProp, ToolProp, UserProp
 
 BASE: dict[str, Any] = {
     "propositions": {"a": {"tool": "a"}, "b": {"tool": "b"}},

@@ -20,7 +20,7 @@ from governor.core import DecisionKind
 from governor.errors import ConfigError
 from governor.files import load_mapping
 from governor.guard import Guard, GuardReply, load_policy, policy_from_mapping
-from governor.guard.policy_values import SafetyValueSpec
+from governor.guard.spec import SafetyValueSpec
 from governor.safety_values import tasks
 
 POLICY = ROOT / "examples" / "policies" / "safety_value.yaml"

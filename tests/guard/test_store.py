@@ -13,7 +13,7 @@ from guard_helpers import Conversation, call, tool_guard
 from governor.core import DecisionKind
 from governor.errors import ConfigError
 from governor.guard import Guard, MemoryStore, SqliteStore, StoreError, load_policy
-from governor.guard.state import state_from_json, state_to_json
+from governor.guard.session_state import state_from_json, state_to_json
 from governor.ltl.monitor import MonitorSet
 from governor.ltl.parser import parse
 

@@ -17,9 +17,8 @@ from postgres_server import PostgresServer
 from governor.backends.scripted import Reply as Scripted
 from governor.core import DecisionKind
 from governor.guard import MemoryStore, StoreError
-from governor.guard.store import SharedStore, shared_lock
-from governor.guard.store_postgres import PostgresStore
-from governor.guard.store_spec import store_from, store_label
+from governor.guard.stores import SharedStore, shared_lock, store_from, store_label
+from governor.guard.stores.postgres import PostgresStore
 
 pytestmark = pytest.mark.postgres
 

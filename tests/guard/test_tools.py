@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from governor.guard import Reply, ToolCall, policy_from_mapping
-from governor.guard.messages import Message
-from governor.guard.tools import MAX_MATCH_CHARS, Vocabulary
+from governor.guard.exchange import Message
+from governor.guard.spec.propositions import MAX_MATCH_CHARS, Vocabulary
 
 POLICY = {
     "propositions": {

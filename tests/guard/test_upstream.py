@@ -20,7 +20,6 @@ from governor.backends.scripted import ScriptedBackend
 from governor.config import BackendConfig
 from governor.errors import BackendError, BackendHTTPError
 from governor.guard import Guard, load_policy
-from governor.guard.upstream_stream import stream_chat
 from governor.usage import metered
 
 TOOLS = [{"type": "function", "function": {"name": "send_email", "parameters": {}}}]
@@ -170,8 +169,7 @@ def events(body: bytes) -> httpx.Response:
 def read(backend: OpenAIBackend) -> tuple[Any, list[tuple[str, bool]]]:
     got: list[tuple[str, bool]] = []
     msgs = [Message("user", "hi")]
-    done = stream_chat(
-        backend,
+    done = backend.stream_chat(
         msgs,
         temperature=0.0,
         max_tokens=9,
@@ -258,15 +256,15 @@ def test_a_refusal_inside_on_delta_stops_the_reading() -> None:
             raise KeyboardInterrupt  # any exception: the reading stops and it propagates
 
     with pytest.raises(KeyboardInterrupt):
-        stream_chat(backend, [Message("user", "hi")], temperature=0.0, max_tokens=9, tools=None, on_delta=stop_at_b)  # fmt: skip
+        backend.stream_chat([Message("user", "hi")], temperature=0.0, max_tokens=9, tools=None, on_delta=stop_at_b)  # fmt: skip
     assert got == ["a ", "b "]
 
 
 def test_any_other_backend_streams_its_whole_completion_as_one_piece() -> None:
     backend = ScriptedBackend(["Scripted reply."])
     got: list[tuple[str, bool]] = []
-    done = stream_chat(
-        backend, [Message("user", "hi")], temperature=0.0, max_tokens=9, tools=None,
+    done = backend.stream_chat(
+        [Message("user", "hi")], temperature=0.0, max_tokens=9, tools=None,
         on_delta=lambda p, c: got.append((p, c)),
     )  # fmt: skip
     assert got == [("Scripted reply.", False)] and done.text == "Scripted reply."

@@ -13,7 +13,7 @@ from guard_helpers import TOOLS_POLICY
 from governor.cli import main
 from governor.errors import ConfigError
 from governor.guard import MemoryStore, SqliteStore
-from governor.guard.store_spec import store_from
+from governor.guard.stores import store_from
 
 
 @pytest.fixture

@@ -222,7 +222,7 @@ def test_fifty_sessions_of_ten_turns_at_once(tmp_path: Path) -> None:
 def test_two_instances_on_one_postgres_database_serve_sessions_in_turn(
     postgres_dsn: str, tmp_path: Path
 ) -> None:
-    from governor.guard.store_postgres import PostgresStore
+    from governor.guard.stores.postgres import PostgresStore
 
     upstream = EchoServer().start()
     sessions = [f"p{i:02d}" for i in range(20)]

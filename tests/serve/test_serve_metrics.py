@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from governor.serve.metrics import BUCKETS, Metrics
+from governor.serve.prometheus import BUCKETS, Metrics
 
 
 def _buckets(text: str) -> dict[str, int]:

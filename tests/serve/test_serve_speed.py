@@ -21,7 +21,7 @@ from governor.bench.serve_setup import TEXT_REPLY, TOOL_NAMES, USER_TEXT, bench_
 from governor.core import RejectionCause, Severity, Trajectory, Verdict
 from governor.guard import Guard, GuardSession, MemoryStore, Reply, ToolCall
 from governor.guard.constraints import ToolLTLConstraint, dialogue_of
-from governor.guard.messages import Conversation, Message
+from governor.guard.exchange import Conversation, Message
 from governor.overlays.features.dialogue import Turn
 from governor.serve import replies
 

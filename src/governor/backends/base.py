@@ -3,7 +3,9 @@
 A backend implements ``_chat`` (and ``_embed`` where it can); the public :meth:`Backend.chat` and
 :meth:`Backend.embed` validate the request, time it, and record it with
 :func:`governor.usage.record_llm_call`, whether it succeeds or fails. That is the one place where
-LLM calls are counted, so no backend and no constraint can make a hidden one.
+LLM calls are counted, so no backend and no constraint can make a hidden one; a backend that
+streams (:meth:`Backend.stream_chat`, overridden where a backend can stream: the OpenAI one, in
+:mod:`governor.backends.openai_stream`) records each request it makes the same way.
 
 Messages and completions may carry tool calls (:class:`ToolCall` and :class:`Message`, defined in
 :mod:`governor.backends.messages`); a backend with ``supports_tools`` also receives the tool
@@ -33,6 +35,7 @@ __all__ = [
     "ChatResult",
     "Completion",
     "Message",
+    "OnDelta",
     "Role",
     "TokenLogprob",
     "ToolCall",
@@ -40,6 +43,10 @@ __all__ = [
     "word_tokens",
 ]
 T = TypeVar("T")
+
+OnDelta = Callable[[str, bool], None]
+"""Called by :meth:`Backend.stream_chat` with each new piece of text and whether the reply has
+started a tool call."""
 
 
 @dataclass(frozen=True)
@@ -164,6 +171,26 @@ class Backend(ABC):
             result = replace(result, usage=replace(result.usage, seconds=seconds))
             record_llm_call(result.usage)
         return result
+
+    def stream_chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        temperature: float,
+        max_tokens: int,
+        tools: Sequence[Mapping[str, Any]] | None,
+        on_delta: OnDelta,
+    ) -> Completion:
+        """One completion, its text handed to ``on_delta`` as it is generated (with whether the
+        reply has started a tool call); tool calls come whole, in the completion. An exception
+        raised by ``on_delta`` stops the reading and propagates. This default asks :meth:`chat`
+        and hands its completion over as one piece; a backend that can stream overrides it."""
+        result = self.chat(
+            messages, n=1, temperature=temperature, max_tokens=max_tokens, tools=tools
+        )
+        completion: Completion = result.completions[0]
+        on_delta(completion.text, bool(completion.tool_calls))
+        return completion
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """One embedding row per text (float32). Counted as one LLM call."""

@@ -9,13 +9,16 @@ deadline, each request counted; one that returns more is cut to ``n``. A body is
 at most :data:`MAX_RESPONSE_BYTES` and within the deadline, so a server that drips or floods
 cannot hold a call. After ``breaker_failures`` consecutive failed calls a
 :class:`~governor.backends.breaker.CircuitBreaker` fails calls at once until a probe succeeds.
+:meth:`OpenAIBackend.stream_chat` reads one completion as it is generated
+(:mod:`.openai_stream`), under the same bounds. Imports httpx, the backend types, breaker, answers
+and stream reader, the config, the error tree and the usage meter.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
@@ -26,9 +29,18 @@ from governor.backends.base import (
     Backend,
     ChatRequest,
     ChatResult,
+    Completion,
+    Message,
+    OnDelta,
 )
 from governor.backends.breaker import CircuitBreaker
-from governor.backends.openai_answers import completions, embeddings, token_counts
+from governor.backends.openai_answers import (
+    MAX_RESPONSE_BYTES,
+    completions,
+    embeddings,
+    token_counts,
+)
+from governor.backends.openai_stream import StreamReader
 from governor.config import BackendConfig
 from governor.errors import (
     BackendError,
@@ -47,8 +59,6 @@ T = TypeVar("T")
 
 MAX_RETRY_AFTER_S = 10.0
 """The longest server-requested wait (Retry-After) that is honoured."""
-MAX_RESPONSE_BYTES = 16 * 2**20
-"""The largest answer body read; a larger one is an unusable answer."""
 
 
 class OpenAIBackend(Backend):
@@ -87,7 +97,7 @@ class OpenAIBackend(Backend):
     @property
     def client(self) -> httpx.Client:
         """The HTTP client: its connection pool, headers (the key) and transport, for a reader
-        of this endpoint's other routes (the guard's stream reader)."""
+        of this endpoint's other routes (the stream reader, :mod:`.openai_stream`)."""
         return self._client
 
     def close(self) -> None:
@@ -146,6 +156,31 @@ class OpenAIBackend(Backend):
             prompt, completion = prompt + more_prompt, completion + more_completion
         usage = Usage(calls=requests, prompt_tokens=prompt, completion_tokens=completion)
         return ChatResult(choices[: request.n], usage, str(data.get("model") or self.model))
+
+    def stream_chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        temperature: float,
+        max_tokens: int,
+        tools: Sequence[Mapping[str, Any]] | None,
+        on_delta: OnDelta,
+    ) -> Completion:
+        """One completion asked with ``stream: true``, its text handed to ``on_delta`` as it
+        arrives (:class:`~governor.backends.openai_stream.StreamReader`: the same breaker,
+        deadline, retries before the first piece and byte bound as :meth:`chat`; each request
+        counted). An exception raised by ``on_delta`` stops the reading and propagates."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [m.to_dict() for m in messages],
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if tools:
+            body["tools"] = [dict(t) for t in tools]
+        return StreamReader(self, body, on_delta).run()
 
     def _embed(self, texts: list[str]) -> tuple[np.ndarray, Usage]:
         body = {"model": self.model, "input": texts}

@@ -1,5 +1,5 @@
 """Reading the answers of an OpenAI-compatible API: choices with their log-probabilities and
-tool calls, embedding rows, token counts.
+tool calls, embedding rows, token counts, and the bound on an answer's size.
 
 An answer that does not have the expected shape is refused through ``unexpected(what, found,
 data)``, which the backend supplies (it names the endpoint and masks the API key). Imports the
@@ -17,6 +17,9 @@ from governor.backends.base import Completion, TokenLogprob, ToolCall
 from governor.errors import BackendResponseError, ConfigError
 
 Unexpected = Callable[[str, Any, dict[str, Any]], BackendResponseError]
+
+MAX_RESPONSE_BYTES = 16 * 2**20
+"""The largest answer body read (whole or streamed); a larger one is an unusable answer."""
 
 
 def completions(data: dict[str, Any], *, unexpected: Unexpected) -> tuple[Completion, ...]:

@@ -53,7 +53,7 @@ CELL_SECONDS = 120.0
 
 def bench_policy(checks: str, upstream_url: str) -> GuardPolicy:
     """The policy of a check set, in front of the stub (no retries, no API key)."""
-    from governor.serve.defaults import SMALLTALK
+    from governor.serve.served_policy import SMALLTALK
 
     overlays = checks in ("overlays", "both")
     ltl = checks in ("ltl", "both")

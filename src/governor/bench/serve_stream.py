@@ -43,7 +43,7 @@ def stream_policy(
 
     import yaml
 
-    from governor.serve.defaults import SMALLTALK
+    from governor.serve.served_policy import SMALLTALK
 
     data: dict[str, Any] = {
         "upstream": {**SMALLTALK["upstream"], "base_url": upstream_url, "model": "stub",

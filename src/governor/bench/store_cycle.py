@@ -24,8 +24,7 @@ from rich.console import Console
 from governor.config import check_range, option
 from governor.files import write_json
 from governor.flags import Subcommands, add_dataclass_args, dataclass_from_args
-from governor.guard.store import SessionStore, shared_lock
-from governor.guard.store_spec import store_from
+from governor.guard.stores import SessionStore, shared_lock, store_from
 
 STATE = {
     "t": 1,

@@ -13,10 +13,14 @@ from typing import Any
 
 from rich.console import Console
 
-from governor.guard.policy import GuardPolicy, load_policy
-from governor.guard.policy_values import SafetyValueSpec
-from governor.guard.supervision_spec import OverrideSpec, SupervisionSpec
-from governor.guard.tools import ANY_TOOL, SumProp, ToolProp, UserProp
+from governor.guard.spec import (
+    GuardPolicy,
+    OverrideSpec,
+    SafetyValueSpec,
+    SupervisionSpec,
+    load_policy,
+)
+from governor.guard.spec.propositions import ANY_TOOL, SumProp, ToolProp, UserProp
 from governor.ltl.domain import Domain
 from governor.ltl.english import english
 from governor.ltl.parser import parse

@@ -21,7 +21,7 @@ from rich.console import Console
 
 from governor.errors import ConfigError, expected
 from governor.guard import Guard, GuardPolicy, load_policy
-from governor.guard.store_spec import store_from, store_label
+from governor.guard.stores import store_from, store_label
 
 DEFAULT_STORE = "sqlite:governor-sessions.sqlite3"
 

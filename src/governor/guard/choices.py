@@ -8,7 +8,7 @@ sends it back as the assistant message of its next request, which commits it as 
 action (the session's usual catch-up). So the trajectory holds exactly the choice the client went
 on with, and every choice it could pick was admitted in the session's state. When no candidate
 is admitted the answer is the fallback's one reply, committed as usual. Imports the core types,
-the observer and the guard's messages.
+the observer and the guard's exchange.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from governor.core import Decision, DecisionKind
-from governor.guard.messages import Reply
+from governor.guard.exchange import Reply
 from governor.observer import Observer
 
 MAX_CHOICES = 8

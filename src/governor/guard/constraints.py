@@ -1,10 +1,10 @@
 """The guard's constraints: LTL monitors over tool calls, and overlays over text replies.
 
 :class:`ToolLTLConstraint` is an :class:`~governor.ltl.constraint.LTLConstraint` for one policy
-rule whose labels come from the policy's vocabulary (:mod:`governor.guard.tools`). Its memory is
-a :class:`ToolMonitorState`: the monitor's progressed formula and the running sums the rule's
-propositions read. Position 0 is the start of the session (no action, no labels); each executed
-action is one more position. ``check`` is a what-if; ``commit`` advances formula and sums.
+rule whose labels come from the policy's vocabulary (:mod:`governor.guard.spec.propositions`).
+Its memory is a :class:`ToolMonitorState`: the monitor's progressed formula and the running sums
+the rule's propositions read. Position 0 is the start of the session (no action, no labels);
+each executed action is one more position. ``check`` is a what-if; ``commit`` advances formula and sums.
 
 :class:`TextOverlayConstraint` judges the text of a reply with one overlay; tool-call replies
 pass (overlays judge text). The policy's ``checks`` choose which constraints judge text replies
@@ -13,8 +13,9 @@ monitor still reads every executed action. Each declares what it can judge of a 
 being generated (:mod:`.prefix`): an LTL rule every prefix (the labels of a text reply do not
 depend on its text); an overlay every prefix when it bounds a growing feature from above only,
 the whole reply when from below only, else nothing before the whole. Imports the core types, the
-LTL monitor constraint, the overlays and the guard's messages, tools, prefix, policy and value
-constraint (:mod:`.value_constraint`: a policy's safety value, after the LTL rules).
+LTL monitor constraint, the overlays and the guard's exchange, spec (policy and propositions),
+prefix and value constraint (:mod:`.value_constraint`: a policy's safety value, after the LTL
+rules).
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from governor.core import Constraint, Step, Trajectory, Verdict
-from governor.guard.messages import Message, Reply, messages_of
-from governor.guard.policy import Checks, GuardPolicy, LTLRule
+from governor.guard.exchange import Message, Reply, messages_of
 from governor.guard.prefix import PrefixJudgement
-from governor.guard.tools import Vocabulary
+from governor.guard.spec.guard_policy import Checks, GuardPolicy, LTLRule
+from governor.guard.spec.propositions import Vocabulary
 from governor.guard.value_constraint import SafetyValueConstraint
 from governor.ltl.constraint import LTLConstraint
 from governor.ltl.monitor import MonitorSetState

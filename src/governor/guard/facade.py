@@ -6,11 +6,11 @@ upstream as base policy, the policy's LTL rules and overlays as constraints, its
 its bounds); ``guard.session(id)`` gives the session of that id (the same object for the same id,
 so its lock is shared); ``await guard.reset(id)`` forgets a session's trajectory (for the
 service's operators). With a supervision section in the policy, the guard also builds the
-supervisor and one observer per mode (:mod:`.supervision`); its own observer then holds every
+supervisor and one observer per mode (:mod:`.mode_observers`); its own observer then holds every
 mode's constraints, so that each executed action advances every LTL rule. The CLI and the
 service use this same facade. A policy's safety value puts its recovery before the fallback
-texts (:mod:`.value_constraint`). Imports the backends, the observer, and the guard's policy,
-constraints, fallback, value constraint, upstream, session, state, store and supervision.
+texts (:mod:`.value_constraint`). Imports the backends, the observer, and the guard's spec,
+constraints, fallback, value constraint, upstream, session, stores and mode observers.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from governor.config import check_range
 from governor.errors import ConfigError, expected
 from governor.guard.constraints import guard_constraints
 from governor.guard.fallback import GuardFallback
-from governor.guard.policy import GuardPolicy, load_policy
+from governor.guard.mode_observers import GuardSupervision
 from governor.guard.session import GuardSession
-from governor.guard.store import MemoryStore, SessionStore
-from governor.guard.supervision import GuardSupervision
+from governor.guard.spec.guard_policy import GuardPolicy, load_policy
+from governor.guard.stores import MemoryStore, SessionStore
 from governor.guard.upstream import UpstreamPolicy
 from governor.guard.value_constraint import value_fallback
 from governor.observer import Observer

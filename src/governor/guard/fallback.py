@@ -3,7 +3,7 @@
 The policy's ``fallbacks`` texts are keyed by state: ``check_failed`` when a check could not be
 made, ``tool_refused`` (a template over ``{constraint}``, the rule's English text, and
 ``{reason}``, the monitor's explanation) when an LTL rule refused the action, ``default``
-otherwise. The reply is text, never a tool call. Imports the core types and the guard's messages.
+otherwise. The reply is text, never a tool call. Imports the core types and the guard's exchange.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from governor.core import Fallback, Trajectory, Verdict
-from governor.guard.messages import Reply
+from governor.guard.exchange import Reply
 
 
 class GuardFallback(Fallback):

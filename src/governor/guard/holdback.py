@@ -39,7 +39,7 @@ from governor.core import (
     Verdict,
 )
 from governor.errors import ConfigError
-from governor.guard.messages import Reply
+from governor.guard.exchange import Reply
 from governor.guard.prefix import PrefixJudgement, judgement_of
 from governor.guard.release import SENTENCE_END, ReleaseGate
 from governor.guard.upstream import UpstreamPolicy, completion_candidate

@@ -6,7 +6,7 @@ release came) and is closed when the step ends, so a stage that overran its time
 nothing more. :meth:`ReleaseGate.seen` is what the client sees of an answer (the released text,
 then the answer's when the answer does not go on from it): what the trajectory commits.
 :meth:`ReleaseGate.finish` sends a :class:`StreamEnd` with the rest. Text goes out in sentence
-pieces (:func:`sentences`). Imports the core decision and the guard's messages.
+pieces (:func:`sentences`). Imports the core decision and the guard's exchange.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from governor.core import Decision
-from governor.guard.messages import Reply, ToolCall
+from governor.guard.exchange import Reply, ToolCall
 
 SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
 

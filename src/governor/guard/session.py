@@ -13,7 +13,7 @@ recorded, and the session stays where its last saved decision left it.
 records an operator's act (pause, resume, end) in the session's state and its records: a paused
 or ended session answers ``respond`` with the default fallback text, calls no model and leaves
 its trajectory as it was (its summary's kind is ``paused`` or ``ended``); ``check`` and
-``commit`` still judge. Under a policy with modes (:mod:`.supervision`), ``respond`` first asks
+``commit`` still judge. Under a policy with modes (:mod:`.mode_observers`), ``respond`` first asks
 the supervisor; the acting mode's observer then proposes and judges, and a step in which no mode
 acts answers with the mode's fallback text and calls no model; the supervisor's state is saved
 with the session's, and ``operate`` also takes ``set_mode`` (with ``mode=``) and ``release``,
@@ -25,10 +25,18 @@ call also holds the store's lock on the session and re-reads the session's state
 instances serve a session in turn; the session keeps no state between calls then.
 ``respond_stream`` is ``respond`` with the upstream streamed through a hold-back buffer
 (:mod:`.holdback`): its events come as each checked chunk is released, the session locked until
-the step is saved. The work of each call is in :mod:`.session_steps` and
-:mod:`.session_respond`; this module adds the API and the locks. Imports the observer, the
-operator acts and the guard's messages, release events, state, store, stream policy,
-supervision and steps.
+the step is saved.
+
+One class, read top to bottom: the results (:class:`GuardReply`, :class:`CheckResult`), then
+:class:`GuardSession`'s state, its async and sync API, the locks that run each call in a worker
+thread, and the calls' work under those locks (catch the conversation up, judge, commit, save,
+operators' acts, reset; then ``respond``'s: ask the supervisor, step the acting mode's observer,
+commit the executed reply, save with the decision's record, failing closed). Streamed, the
+observer's upstream goes through a hold-back buffer (:mod:`.holdback`) and the trajectory
+commits what the client saw; with ``n > 1`` the admitted choices are answered and none is
+committed (:mod:`.choices`). Imports the core types, the observer, the trace records, the
+supervision package (its operator acts) and the guard's choices, hold-back buffer, exchange,
+release gate, session state, stores, spec (stream section), summary and mode observers.
 """
 
 from __future__ import annotations
@@ -36,22 +44,37 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import json
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import Executor
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from governor.errors import ConfigError
-from governor.guard.messages import Sampling
-from governor.guard.policy_stream import StreamPolicy
+from governor.core import Decision, DecisionKind, Trajectory, Verdict
+from governor.errors import ConfigError, expected
+from governor.guard.choices import admitted_choices, choice_observer
+from governor.guard.exchange import (
+    Conversation,
+    Message,
+    Reply,
+    Sampling,
+    conversation_from,
+    reply_from,
+    reply_of,
+)
+from governor.guard.holdback import executed_streamed, streaming_observer
+from governor.guard.mode_observers import GuardSupervision
 from governor.guard.release import ReleaseGate, StreamEnd, StreamEvent
-from governor.guard.session_respond import RespondSteps
-from governor.guard.session_steps import CheckResult, GuardReply
-from governor.guard.state import SessionState
-from governor.guard.store import SessionStore, shared_lock
-from governor.guard.supervision import GuardSupervision
+from governor.guard.session_state import SessionState, state_from_json, state_to_json
+from governor.guard.spec.stream_section import StreamPolicy
+from governor.guard.stores import SessionStore, shared_lock
+from governor.guard.summary import decision_summary, supervision_summary, verdicts_summary
 from governor.observer import Observer
-from governor.supervision.operator import ActKind
+from governor.supervision import SupervisorDecision, SupervisorState
+from governor.supervision.operator import ActKind, OperatorAct
+from governor.trace.record import decision_record
 
 T = TypeVar("T")
 
@@ -65,8 +88,40 @@ class SyncInLoopError(ConfigError):
     """A sync variant was called inside a running event loop (await the async one instead)."""
 
 
-class GuardSession(RespondSteps):
-    """See the module doc. Get one from :meth:`governor.guard.Guard.session`."""
+@dataclass(frozen=True)
+class GuardReply:
+    """The guard's answer: the reply (text or tool calls), the decision, its JSON summary."""
+
+    reply: Reply
+    decision: Decision
+    summary: Mapping[str, Any]
+    choices: tuple[Reply, ...] = ()
+    """With ``n > 1``: the admitted replies to choose from, ``reply`` first (none committed:
+    :mod:`.choices`); empty otherwise."""
+
+    @property
+    def message(self) -> dict[str, Any]:
+        """The reply as an OpenAI assistant message."""
+        return self.reply.to_dict()
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The verdicts on one candidate, and their JSON summary."""
+
+    admissible: bool
+    verdicts: tuple[Verdict, ...]
+    summary: Mapping[str, Any]
+
+
+def _key(m: Message) -> tuple[Any, ...]:
+    calls = tuple((c.id, c.name, json.dumps(c.args(), sort_keys=True)) for c in m.tool_calls)
+    return (m.role, m.content or "", calls, m.tool_call_id)
+
+
+class GuardSession:
+    """One guarded conversation (see the module doc). Get one from
+    :meth:`governor.guard.Guard.session`."""
 
     def __init__(
         self,
@@ -88,6 +143,25 @@ class GuardSession(RespondSteps):
         self._lock = asyncio.Lock()
         self._thread_lock = threading.Lock()
         self._executor = executor  # None: asyncio's default pool
+
+    @property
+    def state(self) -> SessionState:
+        """The session's state after its last saved decision (read from the store once; from a
+        shared store, again at the start of each call)."""
+        if self._state is None:
+            saved = self.store.load(self.id)
+            constraints = self.observer.constraints
+            where = f"session {self.id}"
+            state = (
+                SessionState(memory={c.name: c.initial_state(None) for c in constraints})
+                if saved is None
+                else state_from_json(saved, constraints, where)
+            )
+            if self.supervision is not None:
+                sup = self.supervision.restored(state.supervisor, where)
+                state = replace(state, supervisor=sup)
+            self._state = state
+        return self._state
 
     # ------------------------------------------------------------------ async API
 
@@ -223,6 +297,225 @@ class GuardSession(RespondSteps):
                     return fn(*args)
             finally:
                 self._state = None
+
+    # ------------------------------------------------------------------ the calls' work
+
+    def _operate(self, kind: ActKind, who: str, why: str, mode: str | None) -> SessionState:
+        state = self.state
+        if self.supervision is None and kind not in (ActKind.PAUSE, ActKind.RESUME, ActKind.END):
+            wanted = "pause, resume or end (this guard's policy has no modes)"
+            raise ConfigError(f"operator act: {expected(wanted, kind.value)}")
+        if state.ended:
+            raise ConfigError(f"operator act {kind}: {expected('an open session', 'an ended one')}")
+        act = OperatorAct(kind, who, why, time.time(), mode, state.t)
+        sup = state.supervisor
+        if self.supervision is not None and sup is not None:
+            sup = self.supervision.supervisor.operate(
+                sup, kind, who=who, why=why, mode=mode, at=act.at
+            )
+        after = replace(state, acts=(*state.acts, act), supervisor=sup)
+        record = {"type": "operator", "episode": self.id, "t": state.t, "act": act.to_json()}
+        self.store.save(self.id, state_to_json(after, self.observer.constraints), record)
+        self._state = after
+        return after
+
+    def _reset(self) -> bool:
+        if self.store.load(self.id) is None:
+            return False
+        constraints = self.observer.constraints
+        old = self.state
+        sup = old.supervisor
+        fresh = SessionState(
+            memory={c.name: c.initial_state(None) for c in constraints},
+            acts=old.acts,
+            supervisor=None
+            if self.supervision is None or sup is None
+            else self.supervision.restart(sup),
+        )
+        record = {"type": "reset", "episode": self.id, "t": 0}
+        self.store.save(self.id, state_to_json(fresh, constraints), record)
+        self._state = None  # read again from the store on the next call
+        return True
+
+    def _catch_up(
+        self,
+        messages: Sequence[Any] | None,
+        tools: Sequence[Any] | None,
+        sampling: Sampling | None = None,
+    ) -> tuple[Trajectory, int]:
+        state = self.state
+        known = state.messages
+        given = known if messages is None else conversation_from(messages)
+        for i, m in enumerate(known):
+            if i >= len(given) or _key(given[i]) != _key(m):
+                found = "nothing" if i >= len(given) else repr(given[i].to_dict())[:200]
+                raise ConfigError(
+                    f"session {self.id}: messages[{i}]: expected the session's message"
+                    f" {m.to_dict()!r:.200}, found {found} (a session's history cannot change)"
+                )
+        conv = Conversation(known, tuple(tools or ()), sampling or Sampling())
+        traj = Trajectory(conv, memory=state.memory, feedback=state.feedback)
+        t = state.t
+        for m in given[len(known) :]:
+            if m.role == "assistant":
+                traj, t = self._advance(traj, reply_of(m), "executed by the client"), t + 1
+            else:
+                traj = replace(traj, observation=traj.observation.then(m))
+        return traj, t
+
+    def _advance(self, traj: Trajectory, reply: Reply, reason: str) -> Trajectory:
+        decision = Decision(DecisionKind.EXECUTE, reply, reason=reason)
+        return self.observer.commit(traj, decision, traj.observation.then(reply.message()))
+
+    def _save(
+        self,
+        traj: Trajectory,
+        t: int,
+        record: Mapping[str, Any],
+        supervisor: SupervisorState | None = None,
+    ) -> None:
+        conv = traj.observation
+        sup = supervisor or self.state.supervisor
+        state = SessionState(
+            conv.messages, dict(traj.memory), traj.feedback, t, self.state.acts, sup
+        )
+        self.store.save(self.id, state_to_json(state, self.observer.constraints), record)
+        self._state = state
+
+    def _judge(self) -> Observer:
+        """The observer whose constraints judge a candidate now (with modes: the current one's)."""
+        sup = self.state.supervisor
+        if self.supervision is None or sup is None:
+            return self.observer
+        return self.supervision.observer_for(sup)
+
+    def _check(self, candidate: Any, messages: Sequence[Any] | None) -> CheckResult:
+        reply = reply_from(candidate)
+        traj, _ = self._catch_up(messages, None)
+        verdicts = self._judge().verdicts(traj, reply)
+        summary = {"session": self.id, **verdicts_summary(verdicts)}
+        return CheckResult(all(v.admissible for v in verdicts), verdicts, summary)
+
+    def _commit_executed(self, candidate: Any, messages: Sequence[Any] | None) -> CheckResult:
+        reply = reply_from(candidate)
+        traj, t = self._catch_up(messages, None)
+        verdicts = self._judge().verdicts(traj, reply)
+        after = self._advance(traj, reply, "executed by the client")
+        summary = {"session": self.id, "t": t + 1, **verdicts_summary(verdicts)}
+        record = {
+            "type": "commit",
+            "episode": self.id,
+            "t": t + 1,
+            "action": reply.to_dict(),
+            **summary,
+        }
+        self._save(after, t + 1, record)
+        return CheckResult(all(v.admissible for v in verdicts), verdicts, summary)
+
+    # ------------------------------------------------------------------ respond's work
+
+    def _respond_streaming(
+        self,
+        messages: Sequence[Any],
+        tools: Sequence[Any] | None,
+        sampling: Sampling,
+        gate: ReleaseGate,
+    ) -> None:
+        """:meth:`_respond` with the upstream streamed through ``gate``; the rest of the reply and
+        the end are sent once the step is saved."""
+        answer = self._respond(messages, tools, sampling, gate)
+        gate.finish(answer.reply, answer.decision, answer.summary)
+
+    def _respond(
+        self,
+        messages: Sequence[Any],
+        tools: Sequence[Any] | None,
+        sampling: Sampling,
+        gate: ReleaseGate | None = None,
+    ) -> GuardReply:
+        start = time.perf_counter()
+        if self.state.paused or self.state.ended:
+            return self._held(start)
+        traj, t = self._catch_up(messages, tools, sampling)
+        seen = (lambda reply: reply) if gate is None else gate.seen
+        texts, sup = self.texts, self._supervise(traj)
+        choices: tuple[Reply, ...] = ()
+        if sup is not None and not sup.acts:  # the supervisor waits: no model is called
+            assert self.supervision is not None
+            decision, reply = sup.as_decision(), Reply(self.supervision.text_for(sup))
+            after = replace(traj, observation=traj.observation.then(reply.message()))
+        else:
+            observer = self.observer
+            if sup is not None and sup.mode is not None and self.supervision is not None:
+                observer = self.supervision.observer(sup.mode)
+                texts = dict(self.supervision.texts_for(sup.mode))
+            if gate is not None:
+                observer = streaming_observer(observer, gate, self.stream.chunk_tokens)
+            decision = choice_observer(observer, sampling.n).step(traj)
+            if gate is not None:
+                gate.close()
+            choices = admitted_choices(decision, sampling.n) if sampling.n > 1 else ()
+            if choices:  # none committed: the one the client goes on with comes back to it
+                reply, after = choices[0], replace(traj, feedback=decision.feedback or None)
+            elif decision.executed and isinstance(decision.action, Reply):
+                reply = seen(decision.action)
+                after, t = self._advance(traj, reply, decision.reason), t + 1
+                after = replace(after, feedback=decision.feedback if decision.feedback else None)
+            else:  # nothing admissible was executed: say the default text, commit nothing
+                reply = seen(Reply(texts["default"]))
+                after = replace(traj, observation=traj.observation.then(reply.message()))
+        extra: dict[str, Any] = {"reply": reply.to_dict()}
+        if choices:
+            extra["choices"] = [c.to_dict() for c in choices]
+        if gate is not None:
+            extra["stream"] = gate.summary(decision, executed_streamed(decision))
+        if sup is not None and self.supervision is not None:
+            extra.update(self.supervision.record(sup, decision if sup.acts else None))
+        record = decision_record(decision, episode=self.id, t=t, extra=extra)
+        try:
+            self._save(after, t, record, None if sup is None else sup.state)
+        except Exception as exc:
+            reply, choices = seen(Reply(texts["check_failed"])), ()
+            decision = replace(
+                decision,
+                kind=DecisionKind.FALLBACK,
+                action=reply,
+                reason=f"{decision.reason}; the session store failed, so the step fails closed",
+                errors=(*decision.errors, f"store: {type(exc).__name__}: {exc}"),
+            )
+        seconds = time.perf_counter() - start
+        summary = decision_summary(decision, reply, session=self.id, t=t, seconds=seconds)
+        if sup is not None:
+            summary["supervision"] = supervision_summary(sup, decision if sup.acts else None)
+        if gate is not None:
+            summary["stream"] = gate.summary(decision, executed_streamed(decision))
+        if choices:
+            summary.update(choices=len(choices), committed=False)
+        return GuardReply(reply, decision, summary, choices)
+
+    def _supervise(self, traj: Trajectory) -> SupervisorDecision | None:
+        """The supervisor's step on the messages new since the last saved state (None: no
+        supervision)."""
+        state = self.state
+        if self.supervision is None or state.supervisor is None:
+            return None
+        new = traj.observation.messages[len(state.messages) :]
+        return self.supervision.step(state.supervisor, new)
+
+    def _held(self, start: float) -> GuardReply:
+        """A paused or ended session's answer: the default text; no model, no state change."""
+        how = "ended" if self.state.ended else "paused"
+        reason = f"the session is {how} by an operator; the upstream was not called"
+        reply = Reply(self.texts["default"])
+        decision = Decision(DecisionKind.DEFER, None, reason=reason)
+        seconds = time.perf_counter() - start
+        summary = decision_summary(
+            decision, reply, session=self.id, t=self.state.t, seconds=seconds
+        )
+        sup = self.state.supervisor
+        if self.supervision is not None and sup is not None:  # what the supervisor says (unsaved)
+            summary["supervision"] = supervision_summary(self.supervision.step(sup, ()), None)
+        return GuardReply(reply, decision, {**summary, "kind": how, how: True})
 
 
 def _sync(name: str, make: Callable[[], Coroutine[Any, Any, T]]) -> T:

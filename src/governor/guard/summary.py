@@ -8,7 +8,7 @@ stage. :func:`verdicts_summary` is the check-only answer. :func:`supervision_sum
 ``supervision`` field a supervised reply adds: the supervisor's kind, mode, rule and reason, and
 the violations at both levels (``oversight``: a mode the mode rules rejected; ``activity``: a
 reply the mode's own constraints rejected). Imports the core types, the supervision package's
-decision and the guard's messages.
+decision and the guard's exchange.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from governor.core import Decision, DecisionKind, Severity, Verdict
-from governor.guard.messages import Reply
+from governor.guard.exchange import Reply
 from governor.supervision import SupervisorDecision, activity_violations
 
 FALLBACK_KINDS = (DecisionKind.FALLBACK, DecisionKind.DEFER, DecisionKind.ABORT)

@@ -13,8 +13,8 @@ text: the tools are listed in a system note, earlier tool calls are shown as
 is such a JSON object is read back as tool calls (a model may write its calls as text). A reply
 that is empty, or tool calls that are not well formed, become invalid candidates, which the
 observer never executes. :meth:`UpstreamPolicy.stream` asks for one completion as it is generated
-(:mod:`.upstream_stream`). Imports the core types, the backend interface and the guard's messages
-and streamed reader.
+(the backend's :meth:`~governor.backends.base.Backend.stream_chat`). Imports the core types, the
+backend interface and the guard's exchange.
 """
 
 from __future__ import annotations
@@ -23,12 +23,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from governor.backends.base import Backend, Completion, Message
+from governor.backends.base import Backend, Completion, Message, OnDelta
 from governor.core import Candidate, Feedback, FeedbackKind, Policy, Trajectory
 from governor.errors import ConfigError
 from governor.files import json_loads
-from governor.guard.messages import Conversation, Reply, reply_from
-from governor.guard.upstream_stream import OnDelta, stream_chat
+from governor.guard.exchange import Conversation, Reply, reply_from
 
 NOTE = {
     FeedbackKind.IMPLICIT: "Note from your supervisor about your last reply: {text}",
@@ -66,8 +65,9 @@ class UpstreamPolicy(Policy):
 
     def stream(self, traj: Trajectory, feedback: Feedback | None, on_delta: OnDelta) -> Completion:
         """One completion, asked with ``stream: true``; its text goes to ``on_delta`` as it
-        arrives (:func:`~governor.guard.upstream_stream.stream_chat`)."""
-        return stream_chat(self.backend, on_delta=on_delta, **self.request(traj, feedback))
+        arrives (:meth:`~governor.backends.base.Backend.stream_chat`: a backend that cannot
+        stream hands its whole completion over as one piece)."""
+        return self.backend.stream_chat(on_delta=on_delta, **self.request(traj, feedback))
 
     def request(self, traj: Trajectory, feedback: Feedback | None) -> dict[str, Any]:
         """The arguments of the request for ``traj`` (all but ``n``)."""

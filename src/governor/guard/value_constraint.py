@@ -2,7 +2,7 @@
 discrete actions, and a refused call is replaced by the same call with the safest action.
 
 :class:`SafetyValueConstraint` enforces a policy's ``safety_value`` section
-(:mod:`.policy_values`). A reply that does not call the section's tool is not its business
+(:mod:`.spec.value_section`). A reply that does not call the section's tool is not its business
 (admitted). For a call of it: the action is the index of the call's argument value among the
 section's ``actions``; the observation is the value at the ``observation`` path of the latest
 tool message's JSON content; the call is admitted iff Q(observation, action) > margin (the
@@ -21,8 +21,9 @@ refusal by Q it offers the refused reply with the action replaced by the safest 
 call id, the other arguments kept; where every action fails the margin, the safest is still the
 least bad one, as in a safety filter, even when it is the refused action itself); any other
 refusal goes to the policy's fallback texts. The recovery travels in the refusal itself
-(``Verdict.repair``), so nothing is remembered between the check and the fallback. Imports the core types, the error tree, the guard's messages, tools paths and
-policy section (the filter itself comes from the checkpoint's task).
+(``Verdict.repair``), so nothing is remembered between the check and the fallback. Imports the
+core types, the error tree, the guard's exchange, the spec's propositions paths and value
+section (the filter itself comes from the checkpoint's task).
 """
 
 from __future__ import annotations
@@ -37,9 +38,9 @@ import numpy as np
 
 from governor.core import Constraint, Fallback, Trajectory, Verdict
 from governor.errors import FOUND_LIMIT, ConfigError, expected, shown
-from governor.guard.messages import Message, Reply, ToolCall, messages_of
-from governor.guard.policy_values import SafetyValueSpec
-from governor.guard.tools import MISSING, lookup
+from governor.guard.exchange import Message, Reply, ToolCall, messages_of
+from governor.guard.spec.propositions import MISSING, lookup
+from governor.guard.spec.value_section import SafetyValueSpec
 
 
 def _shown(value: Any) -> str:

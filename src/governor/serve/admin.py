@@ -36,9 +36,9 @@ from governor.errors import ConfigError, expected
 from governor.files import json_loads
 from governor.guard import Guard
 from governor.guard.facade import MAX_SESSION_ID
-from governor.guard.state import operator_status
+from governor.guard.session_state import operator_status
+from governor.serve.api_errors import ApiError, bad_request
 from governor.serve.auth import checked_digest, digest
-from governor.serve.errors import ApiError, bad_request
 
 MAX_ACT_BODY = 8192
 """The most bytes an operator act's body may have."""

@@ -33,9 +33,9 @@ from governor.errors import BackendError, ConfigError
 from governor.guard import Guard, GuardSession, StoreError
 from governor.guard.release import StreamEnd
 from governor.serve.admin import Admin, AdminKey
+from governor.serve.api_errors import ApiError, bad_request, error_response
 from governor.serve.auth import KeyChecker
-from governor.serve.errors import ApiError, bad_request, error_response
-from governor.serve.metrics import Metrics
+from governor.serve.prometheus import Metrics
 from governor.serve.replies import Answer, FastJSONResponse, completion, governor_headers
 from governor.serve.schema import (
     MAX_BODY_BYTES,

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from governor.errors import ConfigError, expected
-from governor.serve.errors import ApiError
+from governor.serve.api_errors import ApiError
 
 HEX_DIGEST = re.compile(r"[0-9a-f]{64}")
 KEYS_FILE_ENV = "GOVERNOR_API_KEY_HASHES_FILE"

@@ -24,7 +24,7 @@ from governor.errors import expected
 from governor.files import json_loads
 from governor.guard import Sampling
 from governor.guard.choices import MAX_CHOICES
-from governor.serve.errors import ApiError, bad_request
+from governor.serve.api_errors import ApiError, bad_request
 
 MAX_BODY_BYTES = 1_000_000
 """The largest request body read (bytes); a larger one is a 413."""

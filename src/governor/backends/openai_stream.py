@@ -1,33 +1,36 @@
-"""Reading the upstream's reply as it is generated: chat completion chunks over Server-Sent Events.
+"""Reading a chat completion as it is generated: chunks over Server-Sent Events, for
+:meth:`OpenAIBackend.stream_chat <governor.backends.openai.OpenAIBackend.stream_chat>`.
 
-:func:`stream_chat` asks an :class:`~governor.backends.openai.OpenAIBackend` with
-``stream: true`` and hands each piece of text to ``on_delta`` as it arrives (with whether the
-reply has started a tool call by then); tool calls are put together from their pieces and only
-returned whole, in the :class:`~governor.backends.base.Completion`. A server that ignores
-``stream`` and answers with one JSON completion is read as one piece. Any other backend is asked
-through its ``chat`` and its completion handed over as one piece.
+:class:`StreamReader` asks the endpoint with ``stream: true`` and hands each piece of text to
+``on_delta`` as it arrives (with whether the reply has started a tool call by then); tool calls
+are put together from their pieces and only returned whole, in the
+:class:`~governor.backends.base.Completion`. A server that ignores ``stream`` and answers with one
+JSON completion is read as one piece.
 
 The same bounds as a whole reply: the backend's circuit breaker, ``timeout_s`` between pieces,
 one deadline for the call (``deadline_s``, by default ``timeout_s``), at most
-:data:`~governor.backends.openai.MAX_RESPONSE_BYTES`; timeouts, connection errors, 429 and 5xx
-answers are retried (bounded, doubling backoff) only while no text has been handed over. A stream
-that breaks, carries an error or ends before its end (no ``[DONE]`` and no ``finish_reason``)
-raises a :class:`~governor.errors.BackendError`. Each request is counted as an LLM call with
-:func:`~governor.usage.record_llm_call` (failed or not), with the tokens the server reports.
-Imports httpx, the backends and the error tree.
+:data:`~governor.backends.openai_answers.MAX_RESPONSE_BYTES`; timeouts, connection errors, 429
+and 5xx answers are retried (bounded, doubling backoff) only while no text has been handed over.
+A stream that breaks, carries an error or ends before its end (no ``[DONE]`` and no
+``finish_reason``) raises a :class:`~governor.errors.BackendError`; httpx errors are mapped here,
+in the backend, as :mod:`.openai` maps its own, and nowhere else. Each request is counted as an
+LLM call with :func:`~governor.usage.record_llm_call` (failed or not), with the tokens the server
+reports. Imports httpx, the backend types and breaker, the answers reader, the error tree and the
+usage meter; never :mod:`.openai` (which imports this module).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol
 
 import httpx
 
-from governor.backends.base import Completion, Message, ToolCall
-from governor.backends.openai import MAX_RESPONSE_BYTES, OpenAIBackend
-from governor.backends.openai_answers import completions, token_counts
+from governor.backends.base import Completion, OnDelta, ToolCall
+from governor.backends.breaker import CircuitBreaker
+from governor.backends.openai_answers import MAX_RESPONSE_BYTES, completions, token_counts
+from governor.config import BackendConfig
 from governor.errors import (
     BackendError,
     BackendHTTPError,
@@ -40,45 +43,25 @@ from governor.errors import (
 from governor.files import json_loads
 from governor.usage import Usage, record_llm_call
 
-OnDelta = Callable[[str, bool], None]
-"""Called with each new piece of text and whether the reply has started a tool call."""
+
+class Endpoint(Protocol):
+    """What the reader uses of an :class:`~governor.backends.openai.OpenAIBackend`."""
+
+    name: str
+    base_url: str
+    config: BackendConfig
+    breaker: CircuitBreaker
+
+    @property
+    def client(self) -> httpx.Client: ...
+
+    def vendor_message(self, response: httpx.Response) -> str: ...
 
 
-def stream_chat(
-    backend: Any,
-    messages: Sequence[Message],
-    *,
-    temperature: float,
-    max_tokens: int,
-    tools: Sequence[Mapping[str, Any]] | None,
-    on_delta: OnDelta,
-) -> Completion:
-    """The upstream's one completion, its text handed to ``on_delta`` as it arrives (see the
-    module doc). An exception raised by ``on_delta`` stops the reading and propagates."""
-    if not isinstance(backend, OpenAIBackend):
-        result = backend.chat(
-            messages, n=1, temperature=temperature, max_tokens=max_tokens, tools=tools
-        )
-        completion: Completion = result.completions[0]
-        on_delta(completion.text, bool(completion.tool_calls))
-        return completion
-    body: dict[str, Any] = {
-        "model": backend.model,
-        "messages": [m.to_dict() for m in messages],
-        "temperature": temperature,
-        "max_tokens": max_tokens,
-        "stream": True,
-        "stream_options": {"include_usage": True},
-    }
-    if tools:
-        body["tools"] = [dict(t) for t in tools]
-    return _Reader(backend, body, on_delta).run()
-
-
-class _Reader:
+class StreamReader:
     """One streamed call: retries before the first piece, then the pieces, counted."""
 
-    def __init__(self, backend: OpenAIBackend, body: dict[str, Any], on_delta: OnDelta) -> None:
+    def __init__(self, backend: Endpoint, body: Mapping[str, Any], on_delta: OnDelta) -> None:
         self.backend = backend
         self.body = body
         self.on_delta = on_delta

@@ -9,7 +9,7 @@ supervision section, the supervisor's state (its mode, cooldown, rule monitors a
 :meth:`~governor.supervision.SupervisorState.to_json`). A saved rule state is only read back into the same rule: a state
 saved under another formula is refused (a changed policy cannot silently forget what happened).
 Imports the core types, the LTL parser, the operator acts and state of the supervision layer and
-the guard's messages and constraints.
+the guard's exchange and constraints.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 from governor.core import CommitFailure, Constraint, Feedback, FeedbackKind
 from governor.errors import ConfigError, GovernorError, expected
 from governor.guard.constraints import ToolLTLConstraint, ToolMonitorState
-from governor.guard.messages import Message, conversation_from
+from governor.guard.exchange import Message, conversation_from
 from governor.ltl.monitor import MonitorSetState
 from governor.ltl.parser import parse
 from governor.supervision import SupervisorState

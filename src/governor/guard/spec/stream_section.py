@@ -5,8 +5,8 @@
     stream: {chunk_tokens: 40}
 
 A streamed reply is held back and released in chunks, each once it has passed every check that
-judges prefixes (:mod:`.prefix`): a chunk ends at a sentence end, or after ``chunk_tokens``
-words when no sentence ends first. Imports the policy schema helpers.
+judges prefixes (:mod:`governor.guard.prefix`): a chunk ends at a sentence end, or after ``chunk_tokens``
+words when no sentence ends first. Imports the spec's fields.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from governor.guard.policy_schema import At, mapping
+from governor.guard.spec.fields import At, mapping
 
 MAX_CHUNK_TOKENS = 4096
 

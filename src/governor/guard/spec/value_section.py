@@ -25,8 +25,8 @@ registry of :mod:`~governor.safety_values.tasks` (a world registers its env when
 is imported; the ``governor`` commands import the shipped worlds'), so a checkpoint that cannot
 be loaded, or whose env is not registered, is a :class:`~governor.errors.ConfigError` when the
 policy is read. Errors name the file, the path inside it, what was expected and what was found;
-unknown keys are errors. Imports the error tree, the task registry, the policy schema helpers
-and the tools' path reader; the learned values (and torch) only when a policy has this section.
+unknown keys are errors. Imports the error tree, the task registry, the spec's fields
+and the propositions' path reader; the learned values (and torch) only when a policy has this section.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from governor.errors import ConfigError
-from governor.guard.policy_schema import At, boolean, items, mapping, number, optional_text, text
-from governor.guard.tools import _path
+from governor.guard.spec.fields import At, boolean, items, mapping, number, optional_text, text
+from governor.guard.spec.propositions import _path
 from governor.safety_values.tasks import registered_tasks
 
 if TYPE_CHECKING:

@@ -1,11 +1,11 @@
 """Parts of a policy file that appear at its top and again inside each supervision mode: LTL rules
 over the policy's propositions, an overlay set, and fallback texts.
 
-Each reader takes the raw value and its place in the file (:class:`~.policy_schema.At`) and
+Each reader takes the raw value and its place in the file (:class:`~.fields.At`) and
 raises a :class:`~governor.errors.ConfigError` naming the file, the path inside it, what was
 expected and what was found. Imports the error tree, the LTL parser, the overlay loader, the
-shipped demand overlays of the supervision package, the guard's tools vocabulary and the
-policy schema helpers.
+shipped demand overlays of the supervision package, the spec's propositions and the
+spec's fields.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from governor.errors import GovernorError
-from governor.guard.policy_schema import At, boolean, mapping, text
-from governor.guard.tools import Vocabulary
+from governor.guard.spec.fields import At, boolean, mapping, text
+from governor.guard.spec.propositions import Vocabulary
 from governor.ltl.parser import parse
 from governor.ltl.syntax import Formula
 from governor.overlays.loader import DEFAULT_OVERLAYS, load_overlays

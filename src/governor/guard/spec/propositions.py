@@ -14,7 +14,8 @@ A policy declares each proposition by name (an LTL atom) with one source:
 
 Paths are dotted (``to.domain``; a number indexes a list). Labelling is a pure function of the
 running sums so far, the conversation before the action and the action, so a check is a what-if;
-the sums are advanced by the monitor's commit. Imports the error tree and the guard's messages.
+the sums are advanced by the monitor's commit. Imports the error tree, the guard's exchange and
+the spec's fields.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from governor.guard.messages import Message, Reply, ToolCall
-from governor.guard.policy_schema import At, mapping, number, text
+from governor.guard.exchange import Message, Reply, ToolCall
+from governor.guard.spec.fields import At, mapping, number, text
 
 MAX_MATCH_CHARS = 4096
 """The most characters of a value a regex is run on."""

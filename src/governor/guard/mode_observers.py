@@ -4,7 +4,7 @@
 (the upstream under the mode's system prompt, or the mode's fixed text for a silent mode; the
 policy's LTL rules, the mode's own LTL rules and the mode's overlays as constraints; the mode's
 fallback texts) and the :class:`~governor.supervision.Supervisor` above them, through the
-policy's :class:`~governor.guard.supervision_spec.SupervisionSpec`. A guarded session asks
+policy's :class:`~governor.guard.spec.mode_spec.SupervisionSpec`. A guarded session asks
 :meth:`GuardSupervision.step` first at each ``respond``: the user's turns since the last reply are
 the observation (``user_text``; ``refused`` when one reads as declining to talk; ``hour``, the
 server's local time, for a time window), and the shipped classifiers read what they need from it.
@@ -15,7 +15,7 @@ Every LTL rule (the policy's and each mode's) reads every executed action, which
 it; a mode's own rules and overlays judge only that mode's replies. If the supervisor fails, the
 step fails closed: a ``wait`` that says the ``check_failed`` text. Imports the core types, the
 observer, the backend interface, the supervision package and the guard's constraints, fallback,
-messages, policy, supervision spec and upstream.
+exchange, spec (the policy and its mode spec) and upstream.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from governor.backends.base import Backend
 from governor.core import Candidate, Constraint, Decision, Feedback, Policy, Trajectory
 from governor.errors import ConfigError, expected
 from governor.guard.constraints import TextOverlayConstraint, ToolLTLConstraint
+from governor.guard.exchange import Message, Reply
 from governor.guard.fallback import GuardFallback
-from governor.guard.messages import Message, Reply
-from governor.guard.policy import GuardPolicy
-from governor.guard.supervision_spec import ModeSpec
+from governor.guard.spec.guard_policy import GuardPolicy
+from governor.guard.spec.mode_spec import ModeSpec
 from governor.guard.upstream import UpstreamPolicy
 from governor.observer import Observer
 from governor.supervision import (

@@ -6,21 +6,21 @@ A policy file (every section optional except ``fallbacks.default`` where fallbac
                   system_prompt}
     observer:    {n_candidates, max_regenerations, time_budget_s, stop_on_repeat}
     overlays:    smalltalk | demand | none | path/relative/to/the/policy.yaml
-    propositions: {name: {tool: ...} | {sum: ...} | {user: ...}}    (see governor.guard.tools)
+    propositions: {name: {tool: ...} | {sum: ...} | {user: ...}}    (see .propositions)
     ltl:         [{name, text, formula, verified}]
     fallbacks:   {default: text, tool_refused: "... {constraint} ... {reason}", check_failed: text}
     checks:      {user: [], assistant: [overlays, ltl], tool_calls: [ltl]}
-    supervision: {modes, graph, rules, gating, overrides, ...}  (see .policy_supervision)
+    supervision: {modes, graph, rules, gating, overrides, ...}  (see .mode_section)
     safety_value: {checkpoint, tool, argument, actions, observation, margin, recovery, ...}
-                 (a learned safety value over one tool's calls; see .policy_values)
-    stream:      {chunk_tokens}                                  (see .policy_stream)
+                 (a learned safety value over one tool's calls; see .value_section)
+    stream:      {chunk_tokens}                                  (see .stream_section)
 
 Errors name the file, the path inside it (``policy.yaml: ltl[2].formula``), what was expected and
 what was found; unknown keys are errors. A formula may use only declared propositions. With a
 supervision section, ``checks.user`` names the state classifiers that read the user's input
 (default: every shipped one that needs no setting); without one it must stay empty. Imports the
-config, the error tree, the files helpers, the guard's policy parts, schema helpers, supervision
-section reader and tools vocabulary.
+config, the error tree, the files helpers, the spec's parts, fields, stream, mode and value
+sections and propositions.
 """
 
 from __future__ import annotations
@@ -34,19 +34,19 @@ from typing import Any
 from governor.config import BackendConfig, ObserverConfig, from_mapping
 from governor.errors import ConfigError, expected
 from governor.files import load_mapping
-from governor.guard.policy_parts import (
+from governor.guard.spec.fields import At, mapping, names, number, optional_text
+from governor.guard.spec.mode_section import classifier_names, supervision_from
+from governor.guard.spec.mode_spec import SupervisionSpec
+from governor.guard.spec.parts import (
     DEFAULT_FALLBACKS,
     LTLRule,
     fallback_texts,
     ltl_rules,
     overlay_set,
 )
-from governor.guard.policy_schema import At, mapping, names, number, optional_text
-from governor.guard.policy_stream import StreamPolicy, stream_from
-from governor.guard.policy_supervision import classifier_names, supervision_from
-from governor.guard.policy_values import SafetyValueSpec, safety_value_from
-from governor.guard.supervision_spec import SupervisionSpec
-from governor.guard.tools import Vocabulary, proposition_from
+from governor.guard.spec.propositions import Vocabulary, proposition_from
+from governor.guard.spec.stream_section import StreamPolicy, stream_from
+from governor.guard.spec.value_section import SafetyValueSpec, safety_value_from
 from governor.ltl.syntax import KEYWORDS, NAME
 from governor.overlays.rules import Overlay
 

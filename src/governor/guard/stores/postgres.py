@@ -1,6 +1,6 @@
 """Sessions in PostgreSQL, for several service instances behind one load balancer.
 
-:class:`PostgresStore` keeps the same two things as :class:`~governor.guard.store.SqliteStore`:
+:class:`PostgresStore` keeps the same two things as :class:`~.sqlite_store.SqliteStore`:
 one row per session holding its state as JSON (``governor_sessions``) and one row per decision
 record (``governor_decisions``); a save is one transaction. It is a *shared* store
 (``shared = True``): a session's call runs inside :meth:`PostgresStore.locked`, which opens a
@@ -12,8 +12,8 @@ the last committed decision, with the same result as one instance. A connection 
 lock), so threads never share one; a connection is taken from, and given back to, a pool of at
 most ``pool_size`` idle ones (rolled back first; a broken one is dropped, so a database restart
 costs the calls in flight, never a later one's safety). psycopg (v3, the ``[postgres]`` extra) is
-imported on first use. Every failure is a :class:`~governor.guard.store.StoreError` naming what failed and the
-server (host, port, database, user; never the password). Imports the guard's store.
+imported on first use. Every failure is a :class:`~.base.StoreError` naming what failed and the
+server (host, port, database, user; never the password). Imports the stores' base.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from contextlib import contextmanager, suppress
 from types import ModuleType
 from typing import Any
 
-from governor.guard.store import PROBE_ID, StoreError, _encoded, close_all
+from governor.guard.stores.base import PROBE_ID, StoreError, close_all, encoded
 
 NAMESPACE = 0x676F76
 """The first key of every advisory lock this store takes (the second: the session id's hash)."""
@@ -239,7 +239,7 @@ class PostgresStore:
     def save(
         self, session_id: str, state: Mapping[str, Any], record: Mapping[str, Any] | None
     ) -> None:
-        text, rec = _encoded(session_id, state, record)
+        text, rec = encoded(session_id, state, record)
         now = time.time()
         held = self._holding()
         conn: Any = held.pop(session_id, None)  # a save ends the call's transaction

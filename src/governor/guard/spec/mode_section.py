@@ -21,24 +21,31 @@
 A mode's ``overlays`` is ``smalltalk``, ``demand``, ``none`` or a file (absent: the policy's);
 its ``fallbacks`` default to the policy's; its ``ltl`` rules are over the policy's propositions
 and judge only that mode's replies. The classifiers are those ``checks.user`` names. Every part
-is then built with the supervision package's constructors (:mod:`.supervision_check`), so their
+is then built with the supervision package's constructors (:func:`validate`), so their
 validation (an unreachable or dead-end mode, an unknown feature, an unknown mode) reports the
-path of the part that failed. Imports the config, the overlay rules, the supervision package and
-the guard's policy parts, schema helpers, supervision check and spec, and tools vocabulary.
+path of the part that failed. :func:`validate` builds each part of the
+:class:`~.mode_spec.SupervisionSpec` over placeholder observers, in order of dependence (modes,
+the mode graph, the gate, the selector, the mode rules, the overrides, the whole supervisor), so
+that the first error names the path of the part that failed (``supervision.rules[2]``); selection
+choices are also checked against the features the classifiers provide, which the selector itself
+does not check. Imports the config, the core types, the error tree, the observer, the overlay
+rules, the supervision package and the spec's parts, fields, mode spec and propositions.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from governor.config import from_mapping
-from governor.guard.policy_parts import fallback_texts, ltl_rules, overlay_set
-from governor.guard.policy_schema import At, boolean, mapping, names, number, optional_text, text
-from governor.guard.supervision_check import at_place, validate
-from governor.guard.supervision_spec import (
+from governor.core import Candidate, Feedback, Policy, Trajectory
+from governor.errors import ConfigError
+from governor.guard.spec.fields import At, boolean, mapping, names, number, optional_text, text
+from governor.guard.spec.mode_spec import (
     CLASSIFIERS,
     DEFAULT_CLASSIFIERS,
     OVERRIDE_KINDS,
@@ -47,9 +54,17 @@ from governor.guard.supervision_spec import (
     OverrideSpec,
     SupervisionSpec,
 )
-from governor.guard.tools import Vocabulary
+from governor.guard.spec.parts import fallback_texts, ltl_rules, overlay_set
+from governor.guard.spec.propositions import Vocabulary
+from governor.observer import Observer
 from governor.overlays.rules import Overlay
-from governor.supervision import GatingRule, SupervisorConfig
+from governor.supervision import (
+    ConditionSelector,
+    GatingRule,
+    Mode,
+    SupervisorConfig,
+    TimeWindowClassifier,
+)
 
 KEYS = ("modes", "initial", "entries", "graph", "safe_mode", "propositions", "rules", "select",
         "default_mode", "max_steps", "gating", "overrides", "limits", "time_window",
@@ -256,3 +271,59 @@ def classifier_names(raw: Any, at: At) -> tuple[str, ...]:
         if name not in CLASSIFIERS:
             at.index(i).fail(f"one of {', '.join(CLASSIFIERS)}", name)
     return chosen
+
+
+T = TypeVar("T")
+
+
+class _Placeholder(Policy):
+    """Stands in for a mode's upstream while the section is validated; never asked."""
+
+    name = "placeholder"
+
+    def propose(self, traj: Trajectory, feedback: Feedback | None, n: int) -> list[Candidate[Any]]:
+        raise ConfigError("placeholder policy: expected to be replaced before use")
+
+
+def at_place(where: At, build: Callable[[], T]) -> T:
+    """``build()``, its ConfigError prefixed with ``where``."""
+    try:
+        return build()
+    except ConfigError as exc:
+        raise where.error(str(exc)) from None
+
+
+def validate(spec: SupervisionSpec, at: At) -> None:
+    """Build each part with the supervision package's constructors, in order of dependence."""
+    held = {m.name: Observer(_Placeholder()) for m in spec.modes}
+    for m in spec.modes:
+        at_place(at.key("modes").key(m.name), partial(Mode, m.name, held[m.name]))
+    graph = at_place(at.key("graph"), partial(spec.graph, held))
+    if spec.time_window is not None:  # checked even when no classifier reads it
+        at_place(at.key("time_window"), partial(TimeWindowClassifier, *spec.time_window))
+    features = at_place(at.key("time_window"), partial(spec.gate, ())).features
+    for i, rule in enumerate(spec.gating):
+        at_place(at.key("gating").index(i), partial(spec.gate, [rule]))
+    for i, choice in enumerate(spec.choices):
+        where = at.key("select").index(i)
+        selector = at_place(where, partial(ConditionSelector, graph.names, [choice], graph.initial))
+        for feature in selector.features:
+            if feature not in features:
+                raise where.error(
+                    f"unknown feature {feature!r}; expected one the classifiers provide:"
+                    f" {', '.join(sorted(features)) or 'none'}"
+                )
+    at_place(
+        at.key("default_mode"), partial(replace(spec, choices=(), max_steps={}).selector, graph)
+    )
+    at_place(at.key("max_steps"), partial(spec.selector, graph))
+    bare = replace(spec, rules=(), overrides=(), safe_mode=None)
+    at_place(at.key("propositions"), partial(bare.supervisor, held))
+    for i, r in enumerate(spec.rules):
+        at_place(at.key("rules").index(i), partial(replace(bare, rules=(r,)).supervisor, held))
+    for i, o in enumerate(spec.overrides):
+        at_place(
+            at.key("overrides").index(i), partial(replace(bare, overrides=(o,)).supervisor, held)
+        )
+    at_place(at.key("safe_mode"), partial(replace(bare, safe_mode=spec.safe_mode).supervisor, held))
+    at_place(at, partial(spec.supervisor, held))

@@ -1,14 +1,8 @@
-"""Where guarded sessions are kept between calls and across restarts.
+"""Sessions in one SQLite file: :class:`SqliteStore`, kept across restarts.
 
-A :class:`SessionStore` loads a session's saved state (JSON-safe, see :mod:`.state`) and saves it
-together with the record of the decision that produced it, in one write. :class:`MemoryStore`
-keeps them in this process; :class:`SqliteStore` in one SQLite file (WAL; one row per session
-holding its state as JSON, one row per decision record; a save is one transaction; a connection
-per thread, kept open, so threads never share one). A failing write raises :class:`StoreError`; the session
-then fails closed. A store that several processes share (:class:`SharedStore`, e.g. PostgreSQL in
-:mod:`.store_postgres`) says so with ``shared = True`` and gives a lock per session: a session then
-holds no state between calls and re-reads it under that lock at the start of each call. Imports
-the error tree only.
+WAL; one row per session holding its state as JSON, one row per decision record; a save is one
+transaction; a connection per thread, kept open, so threads never share one. Imports the
+stores' base and the SQLite helpers.
 """
 
 from __future__ import annotations
@@ -18,12 +12,12 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Iterator, Mapping, MutableSequence
-from contextlib import AbstractContextManager, contextmanager, suppress
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-from governor.errors import GovernorError
+from governor.guard.stores.base import PROBE_ID, StoreError, close_all, encoded
 from governor.sqlite import use_wal
 
 SCHEMA = (
@@ -34,96 +28,6 @@ SCHEMA = (
     " record TEXT NOT NULL, created REAL NOT NULL)",
     "CREATE INDEX IF NOT EXISTS decisions_session ON decisions (session, n)",
 )
-
-
-PROBE_ID = "governor-readiness-probe"
-"""The session a store's ``probe`` writes and rolls back (readiness checks leave no row)."""
-
-
-class StoreError(GovernorError):
-    """A session store could not read or write."""
-
-
-@runtime_checkable
-class SessionStore(Protocol):
-    """Keeps each session's state and its decision records."""
-
-    def load(self, session_id: str) -> Mapping[str, Any] | None:
-        """The saved state of ``session_id``; None for a new session."""
-        ...
-
-    def save(
-        self, session_id: str, state: Mapping[str, Any], record: Mapping[str, Any] | None
-    ) -> None:
-        """Save ``state`` (and the decision ``record``, when given) in one write."""
-        ...
-
-    def records(self, session_id: str) -> list[dict[str, Any]]:
-        """The decision records of ``session_id``, oldest first."""
-        ...
-
-
-@runtime_checkable
-class SharedStore(SessionStore, Protocol):
-    """A store several processes share: each call on a session holds the session's lock."""
-
-    shared: bool
-    """True: sessions re-read their state under :meth:`locked` at the start of each call."""
-
-    def locked(self, session_id: str) -> AbstractContextManager[None]:
-        """Hold ``session_id``'s lock for a call (its loads and its save happen inside)."""
-        ...
-
-
-def shared_lock(store: SessionStore, session_id: str) -> AbstractContextManager[None] | None:
-    """The lock of ``session_id`` in a shared store; None for a store of one process."""
-    if isinstance(store, SharedStore) and store.shared:
-        return store.locked(session_id)
-    return None
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, allow_nan=False)
-
-
-def _encoded(
-    session_id: str, state: Mapping[str, Any], record: Mapping[str, Any] | None
-) -> tuple[str, str | None]:
-    """The JSON texts of a state and its decision record; a StoreError when not JSON-safe."""
-    try:
-        return _dumps(state), None if record is None else _dumps(record)
-    except (TypeError, ValueError) as exc:
-        raise StoreError(f"session {session_id}: expected JSON-safe state, found {exc}") from exc
-
-
-class MemoryStore:
-    """Sessions in this process (copied through JSON, so what is saved is what a file holds)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._states: dict[str, str] = {}
-        self._records: dict[str, list[str]] = {}
-
-    def load(self, session_id: str) -> Mapping[str, Any] | None:
-        with self._lock:
-            text = self._states.get(session_id)
-        return None if text is None else json.loads(text)
-
-    def save(
-        self, session_id: str, state: Mapping[str, Any], record: Mapping[str, Any] | None
-    ) -> None:
-        text, rec = _encoded(session_id, state, record)
-        with self._lock:
-            self._states[session_id] = text
-            if rec is not None:
-                self._records.setdefault(session_id, []).append(rec)
-
-    def records(self, session_id: str) -> list[dict[str, Any]]:
-        with self._lock:
-            return [json.loads(r) for r in self._records.get(session_id, [])]
-
-    def probe(self) -> None:
-        """Nothing to check: memory is always writable."""
 
 
 class SqliteStore:
@@ -191,7 +95,7 @@ class SqliteStore:
     def save(
         self, session_id: str, state: Mapping[str, Any], record: Mapping[str, Any] | None
     ) -> None:
-        text, rec = _encoded(session_id, state, record)
+        text, rec = encoded(session_id, state, record)
         now = time.time()
         try:
             with self._db() as db, db:  # one transaction: the state and its decision, or neither
@@ -236,16 +140,3 @@ class SqliteStore:
         except sqlite3.Error as exc:
             raise StoreError(f"session store {self.path}: cannot read {session_id}: {exc}") from exc
         return [json.loads(r[0]) for r in rows]
-
-
-def close_all(
-    conns: MutableSequence[Any], lock: threading.Lock, errors: tuple[type[Exception], ...] = ()
-) -> None:
-    """Close and forget every connection in ``conns`` (taken under ``lock``); an error of a type
-    in ``errors`` while closing one is ignored (a broken connection is closed already)."""
-    with lock:
-        closing = list(conns)
-        conns.clear()
-    for conn in closing:
-        with suppress(*errors):
-            conn.close()

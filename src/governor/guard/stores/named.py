@@ -1,6 +1,7 @@
 """Session stores named by a ``--store`` value: ``sqlite:PATH``, ``memory`` or ``postgres:DSN``.
 
-Imports the guard's stores (PostgreSQL only when named, so psycopg stays optional).
+Imports the stores' base, memory and SQLite stores (PostgreSQL only when named, so psycopg stays
+optional).
 """
 
 from __future__ import annotations
@@ -8,7 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from governor.errors import ConfigError, expected
-from governor.guard.store import MemoryStore, SessionStore, SqliteStore
+from governor.guard.stores.base import SessionStore
+from governor.guard.stores.memory import MemoryStore
+from governor.guard.stores.sqlite_store import SqliteStore
 
 
 def store_from(spec: str, **postgres: Any) -> SessionStore:
@@ -18,7 +21,7 @@ def store_from(spec: str, **postgres: Any) -> SessionStore:
     if spec.startswith("sqlite:") and spec[len("sqlite:") :]:
         return SqliteStore(spec[len("sqlite:") :])
     if spec.startswith("postgres:") and spec[len("postgres:") :]:
-        from governor.guard.store_postgres import PostgresStore
+        from governor.guard.stores.postgres import PostgresStore
 
         return PostgresStore(spec[len("postgres:") :], **postgres)
     shown = "postgres:..." if spec.startswith("postgres") else spec  # a DSN may hold a password

@@ -5,7 +5,13 @@ tool), the backends' own message type, so a conversation goes to a model as it i
 message is an action; its :class:`Reply` holds its text (``None`` when it only calls tools) and
 its :class:`~governor.backends.base.ToolCall` list. Messages are read from the JSON-like mappings
 a client sends, with errors that name the message and the field, and written back as JSON-safe
-dicts. Imports the backend message types and the error tree.
+dicts. :class:`Conversation` is the observation a guarded session's observer reads (the messages,
+the request's tools and its :class:`Sampling`).
+
+Named ``exchange`` for what it holds: the exchange between a client and the guard (what the
+client sent, and the guard's reply as its action), apart from :mod:`governor.backends.messages`
+(the wire shape of one chat message, for the backends) and from :mod:`governor.conversation` (the
+conversation layer of the runtime). Imports the backend message types and the error tree.
 """
 
 from __future__ import annotations

@@ -6,8 +6,7 @@ its builders make the runtime objects with the supervision package's own constru
 (:class:`~governor.supervision.ModeGraph`, :class:`~governor.supervision.EngagementGate`,
 :class:`~governor.supervision.ConditionSelector`, :class:`~governor.supervision.Supervisor`),
 which validate them: the policy reader calls the same builders with placeholder observers, so a
-policy that loads builds. Imports the observer, the supervision package and the guard's policy
-parts.
+policy that loads builds. Imports the observer, the supervision package and the spec's parts.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from governor.errors import ConfigError, expected
-from governor.guard.policy_parts import LTLRule
+from governor.guard.spec.parts import LTLRule
 from governor.observer import Observer
 from governor.overlays.rules import Overlay
 from governor.supervision import (
@@ -101,7 +100,7 @@ class OverrideSpec:
 
 @dataclass(frozen=True)
 class SupervisionSpec:
-    """A policy's supervision section (see :mod:`governor.guard.policy_supervision`)."""
+    """A policy's supervision section (see :mod:`governor.guard.spec.mode_section`)."""
 
     modes: tuple[ModeSpec, ...]
     edges: Mapping[str, tuple[str, ...]]

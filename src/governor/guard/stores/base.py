@@ -1,0 +1,93 @@
+"""What a session store is: the protocol every store keeps, and what the stores share.
+
+A :class:`SessionStore` loads a session's saved state (JSON-safe, see
+:mod:`governor.guard.session_state`) and saves it together with the record of the decision that
+produced it, in one write. A failing write raises :class:`StoreError`; the session then fails
+closed. A store that several processes share (:class:`SharedStore`, e.g. PostgreSQL in
+:mod:`.postgres`) says so with ``shared = True`` and gives a lock per session: a session then
+holds no state between calls and re-reads it under that lock at the start of each call
+(:func:`shared_lock`). :func:`encoded` is the JSON every store writes; :func:`close_all` closes
+the connections a store holds. Imports the error tree only.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping, MutableSequence
+from contextlib import AbstractContextManager, suppress
+from typing import Any, Protocol, runtime_checkable
+
+from governor.errors import GovernorError
+
+PROBE_ID = "governor-readiness-probe"
+"""The session a store's ``probe`` writes and rolls back (readiness checks leave no row)."""
+
+
+class StoreError(GovernorError):
+    """A session store could not read or write."""
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Keeps each session's state and its decision records."""
+
+    def load(self, session_id: str) -> Mapping[str, Any] | None:
+        """The saved state of ``session_id``; None for a new session."""
+        ...
+
+    def save(
+        self, session_id: str, state: Mapping[str, Any], record: Mapping[str, Any] | None
+    ) -> None:
+        """Save ``state`` (and the decision ``record``, when given) in one write."""
+        ...
+
+    def records(self, session_id: str) -> list[dict[str, Any]]:
+        """The decision records of ``session_id``, oldest first."""
+        ...
+
+
+@runtime_checkable
+class SharedStore(SessionStore, Protocol):
+    """A store several processes share: each call on a session holds the session's lock."""
+
+    shared: bool
+    """True: sessions re-read their state under :meth:`locked` at the start of each call."""
+
+    def locked(self, session_id: str) -> AbstractContextManager[None]:
+        """Hold ``session_id``'s lock for a call (its loads and its save happen inside)."""
+        ...
+
+
+def shared_lock(store: SessionStore, session_id: str) -> AbstractContextManager[None] | None:
+    """The lock of ``session_id`` in a shared store; None for a store of one process."""
+    if isinstance(store, SharedStore) and store.shared:
+        return store.locked(session_id)
+    return None
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, allow_nan=False)
+
+
+def encoded(
+    session_id: str, state: Mapping[str, Any], record: Mapping[str, Any] | None
+) -> tuple[str, str | None]:
+    """The JSON texts of a state and its decision record; a StoreError when not JSON-safe."""
+    try:
+        return _dumps(state), None if record is None else _dumps(record)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"session {session_id}: expected JSON-safe state, found {exc}") from exc
+
+
+def close_all(
+    conns: MutableSequence[Any], lock: threading.Lock, errors: tuple[type[Exception], ...] = ()
+) -> None:
+    """Close and forget every connection in ``conns`` (taken under ``lock``); an error of a type
+    in ``errors`` while closing one is ignored (a broken connection is closed already)."""
+    with lock:
+        closing = list(conns)
+        conns.clear()
+    for conn in closing:
+        with suppress(*errors):
+            conn.close()

@@ -1,0 +1,43 @@
+"""Sessions kept in this process: :class:`MemoryStore` (lost at exit; for tests, one-process
+services and benchmarks). What it keeps goes through JSON, so what is saved is what a file holds.
+Imports the stores' base.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from governor.guard.stores.base import encoded
+
+
+class MemoryStore:
+    """Sessions in this process (copied through JSON, so what is saved is what a file holds)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._states: dict[str, str] = {}
+        self._records: dict[str, list[str]] = {}
+
+    def load(self, session_id: str) -> Mapping[str, Any] | None:
+        with self._lock:
+            text = self._states.get(session_id)
+        return None if text is None else json.loads(text)
+
+    def save(
+        self, session_id: str, state: Mapping[str, Any], record: Mapping[str, Any] | None
+    ) -> None:
+        text, rec = encoded(session_id, state, record)
+        with self._lock:
+            self._states[session_id] = text
+            if rec is not None:
+                self._records.setdefault(session_id, []).append(rec)
+
+    def records(self, session_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return [json.loads(r) for r in self._records.get(session_id, [])]
+
+    def probe(self) -> None:
+        """Nothing to check: memory is always writable."""
