@@ -29,7 +29,6 @@ from governor.overlays.features import (
     measure,
     measure_all,
 )
-from governor.overlays.features.speed import feature_speed
 from governor.overlays.loader import (
     DEFAULT_OVERLAYS,
     EMBED_OVERLAYS,
@@ -58,7 +57,6 @@ __all__ = [
     "Scope",
     "Turn",
     "calibrate",
-    "feature_speed",
     "fit_reference",
     "human_acceptance",
     "load_overlays",
