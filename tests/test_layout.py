@@ -1,9 +1,13 @@
 """The layering rules of the package, read from the imports of every module under src/governor.
 
-- the runtime library never imports a world: only ``governor.worlds``, ``governor.cli`` and
-  ``governor.bench`` (the papers' cross-world reports and the demo) import ``governor.worlds``;
-- nothing below the top layer imports it: no world and no runtime module imports ``governor.cli``
-  or ``governor.bench``;
+- the runtime library never imports a world: only the top layer (:data:`TOP_LAYER`: the worlds,
+  ``governor.cli`` and ``governor.papers``, the papers' cross-world reproductions and the demo)
+  imports ``governor.worlds``;
+- ``governor.bench`` (the runtime benchmarks) is a layer above the runtime library: it imports
+  the runtime only, no world, no ``governor.cli`` and no ``governor.papers``;
+- the runtime library imports none of ``governor.bench``, ``governor.papers`` or ``governor.cli``;
+  no world imports ``governor.papers`` or ``governor.cli``;
+- nothing imports ``governor.cli`` but the CLI itself (no bench -> cli, no papers -> cli);
 - a world imports another world only where :data:`WORLD_DEPENDENCIES` declares it;
 - no import cycle between modules, counting imports inside functions too;
 - the core loop imports no backend (feedback writers receive a model through a protocol).
@@ -19,7 +23,8 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "governor"
-TOP_LAYER = ("governor.worlds", "governor.cli", "governor.bench")
+TOP_LAYER = ("governor.worlds", "governor.cli", "governor.papers")
+BENCH = "governor.bench"
 WORLD_DEPENDENCIES = {"backseat": {"driving"}}
 CORE_LOOP = (
     "governor.core",
@@ -97,7 +102,7 @@ def test_the_runtime_imports_no_world() -> None:
 
 
 def test_nothing_below_the_top_layer_imports_it() -> None:
-    top = ("governor.cli", "governor.bench")
+    top = ("governor.cli", "governor.papers")
     offenders = [
         f"{name} -> {target}"
         for name, targets in GRAPH.items()
@@ -126,6 +131,45 @@ def test_the_core_loop_imports_no_backend() -> None:
         for name in CORE_LOOP
         for target in GRAPH[name]
         if within(target, "governor.backends")
+    ]
+    assert offenders == []
+
+
+def in_runtime(name: str) -> bool:
+    return not any(within(name, top) for top in (*TOP_LAYER, BENCH))
+
+
+def test_the_runtime_imports_no_bench_papers_or_cli() -> None:
+    above = (BENCH, "governor.papers", "governor.cli")
+    offenders = [
+        f"{name} -> {target}"
+        for name, targets in GRAPH.items()
+        if in_runtime(name)
+        for target in targets
+        if any(within(target, a) for a in above)
+    ]
+    assert offenders == []
+
+
+def test_the_benchmarks_import_no_world_cli_or_papers() -> None:
+    assert any(within(name, BENCH) for name in GRAPH)
+    offenders = [
+        f"{name} -> {target}"
+        for name, targets in GRAPH.items()
+        if within(name, BENCH)
+        for target in targets
+        if any(within(target, t) for t in TOP_LAYER)
+    ]
+    assert offenders == []
+
+
+def test_nothing_imports_the_cli_but_the_cli() -> None:
+    offenders = [
+        f"{name} -> {target}"
+        for name, targets in GRAPH.items()
+        if not within(name, "governor.cli")
+        for target in targets
+        if within(target, "governor.cli")
     ]
     assert offenders == []
 

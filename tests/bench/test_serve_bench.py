@@ -53,7 +53,7 @@ def test_bench_serve_stub_runs_in_its_own_process_and_counts_calls() -> None:
 
     import httpx
 
-    from governor.bench.serve_stub import Stub
+    from governor.bench.service.stub import Stub
 
     with Stub(0.0) as stub:
         body = {"model": "stub", "messages": [{"role": "user", "content": "hi"}], "n": 2}

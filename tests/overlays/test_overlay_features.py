@@ -13,7 +13,6 @@ import pytest
 
 from governor.core import DecisionKind, Step, Trajectory
 from governor.errors import ConfigError
-from governor.overlays import feature_speed
 from governor.overlays.features import (
     FEATURES,
     Resources,
@@ -277,12 +276,6 @@ def test_measure_all_values_lie_in_their_ranges() -> None:
     for m in measure_all((*ctx, Turn("user", "Nice.")), LLM_TIPS).values():
         f = FEATURES[m.feature]
         assert f.low <= m.value <= f.high, m
-
-
-def test_feature_speed_reports_a_median() -> None:
-    report = feature_speed(8)
-    assert report["responses"] == 8 and report["median_ms"] > 0
-    assert report["features"] == len(FEATURES)
 
 
 OFFLINE = """

@@ -202,7 +202,7 @@ def test_the_commands_train_and_evaluate_a_frozen_head_with_capped_states(
 def test_bench_reguard_adds_a_frozen_head_row(
     trained: FrozenQ, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from governor.bench.reguard import ReGuardBenchConfig, run
+    from governor.papers.reguard import ReGuardBenchConfig, run
 
     monkeypatch.setenv("GOVERNOR_CACHE_DIR", str(tmp_path / "cache"))
 

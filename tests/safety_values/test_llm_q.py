@@ -475,7 +475,7 @@ def test_the_commands_train_and_evaluate_an_llm_value(
 
 
 def test_bench_reguard_adds_an_llm_row(trained: LLMQTrainResult, tmp_path: Path) -> None:
-    from governor.bench.reguard import ReGuardBenchConfig, run
+    from governor.papers.reguard import ReGuardBenchConfig, run
 
     cfg = ReGuardBenchConfig(
         tables="driving",

@@ -17,7 +17,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from governor.backends.scripted import ScriptedBackend
-from governor.bench.serve_setup import TEXT_REPLY, TOOL_NAMES, USER_TEXT, bench_policy
+from governor.bench.service.workload import TEXT_REPLY, TOOL_NAMES, USER_TEXT, bench_policy
 from governor.core import RejectionCause, Severity, Trajectory, Verdict
 from governor.guard import Guard, GuardSession, MemoryStore, Reply, ToolCall
 from governor.guard.constraints import ToolLTLConstraint, dialogue_of

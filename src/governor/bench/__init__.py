@@ -1,7 +1,10 @@
-"""The papers' reports that span several worlds, and the offline demo built from them.
+"""Runtime benchmarks: what the runtime library costs, measured without any world.
 
-``governor bench reguard`` (the ReGuard paper's tables 1 to 4 over driving, commerce and the
-backseat driver), ``governor bench ltl-speed``, ``governor bench serve`` (the latency the guard
-service adds), and ``governor demo``. Sits on top with the CLI: it may import the worlds and the
-runtime library.
+``governor bench serve`` (:mod:`.service`, the latency the guard service adds), ``bench store``
+(:mod:`.store_cycle`, one session-store cycle), ``bench ltl-speed`` (:mod:`.ltl_speed`, the LTL
+monitors' step time), ``bench ltl-translate`` (:mod:`.ltl_translate`, the English-to-LTL
+translator on pattern sentences) and :mod:`.feature_speed` (the offline overlay features' time
+per reply). A layer above the runtime library: it imports the runtime only, never a world, the
+papers' reproductions (:mod:`governor.papers`) or the CLI; the runtime never imports it. A bench
+that needs a world lives with that world or in :mod:`governor.papers`.
 """

@@ -3,7 +3,9 @@
 Each command module adds its parsers with ``set_defaults(handler=...)``; a handler takes the parsed
 arguments and a console and returns the exit status. Every error the user can cause ends in one
 line on stderr naming what was expected, and exit status 2; nothing reaches the user as a
-traceback. The CLI sits on top: it may import the worlds, the benchmarks and the runtime library.
+traceback. The CLI sits on top: it may import the worlds, the papers' reproductions
+(:mod:`governor.papers`), the runtime benchmarks (:mod:`governor.bench`) and the runtime library;
+nothing imports it.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def _demo(args: argparse.Namespace, console: Console) -> int:
-    from governor.bench.demo import run_demo
+    from governor.papers.demo import run_demo
 
     check_range("train_steps", args.train_steps, 1, 100_000_000)
     check_range("episodes", args.episodes, 1, 1_000_000)
@@ -60,9 +62,8 @@ def _trace_show(args: argparse.Namespace, console: Console) -> int:
 
 
 def build_parser() -> Parser:
-    from governor.bench import embed_speed, ltl_speed, ltl_translate, reguard_report, store_cycle
-    from governor.bench import models as models_bench
-    from governor.bench import serve as serve_bench
+    from governor.bench import ltl_speed, ltl_translate, store_cycle
+    from governor.bench.service import latency as serve_bench
     from governor.cli.conversation import (
         add_audit_parser,
         add_calibrate_parser,
@@ -73,10 +74,13 @@ def build_parser() -> Parser:
     from governor.cli.policy import add_policy_parser
     from governor.cli.safety_value import add_eval_parser, add_train_parser
     from governor.cli.serve import add_serve_parser
+    from governor.papers import reguard_report
+    from governor.papers.models import sweep as models_bench
     from governor.worlds.driving import bench as driving
     from governor.worlds.household import bench as safety_chip
     from governor.worlds.scenarios import bench as supervision
     from governor.worlds.smalltalk import bench as smalltalk
+    from governor.worlds.smalltalk import embed_bench
 
     parser = Parser(prog="governor", description="Runtime guardrails for foundation-model agents.")
     parser.add_argument("-V", "--version", action="version", version=f"governor {__version__}")
@@ -102,7 +106,7 @@ def build_parser() -> Parser:
     smalltalk.add_parser(bench)
     safety_chip.add_parser(bench)
     ltl_speed.add_parser(bench)
-    embed_speed.add_parser(bench)
+    embed_bench.add_parser(bench)
     ltl_translate.add_parser(bench)
     reguard_report.add_parser(bench)
     serve_bench.add_parser(bench)

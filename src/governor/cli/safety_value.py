@@ -22,7 +22,7 @@ from governor.config import check_range, option
 from governor.errors import ConfigError, expected
 from governor.files import write_json
 from governor.flags import add_dataclass_args, dataclass_from_args
-from governor.safety_values.ddqn_config import DDQNConfig, env_defaults_text
+from governor.safety_values.ddqn_config import DDQNConfig, env_defaults_text, single_thread
 from governor.safety_values.tasks import task_named
 from governor.worlds.driving import task as driving_task
 from governor.worlds.driving.env import DrivingParams
@@ -238,14 +238,3 @@ def _train_llm(cfg: DDQNConfig, out: Path, console: Console) -> int:
         f"{how}: {result.iterations} iterations in {result.minutes:.1f} min; adapter in {out}/"
     )
     return 130 if result.interrupted else 0
-
-
-def single_thread() -> None:
-    """Import torch (the ``learn`` extra) and use one thread: faster for these small networks."""
-    try:
-        import torch
-    except ImportError as exc:
-        raise ConfigError(
-            "learned safety values: expected torch (pip install -e '.[learn]' in the governor checkout), found none"
-        ) from exc
-    torch.set_num_threads(1)

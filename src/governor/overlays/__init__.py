@@ -33,7 +33,6 @@ from governor.overlays.features import (
     measure,
     measure_all,
 )
-from governor.overlays.features.speed import feature_speed
 from governor.overlays.loader import (
     DEFAULT_OVERLAYS,
     DEMAND_OVERLAYS,
@@ -66,7 +65,6 @@ __all__ = [
     "Turn",
     "calibrate",
     "demand_overlays",
-    "feature_speed",
     "fit_reference",
     "human_acceptance",
     "load_overlays",

@@ -10,6 +10,8 @@ whoever builds a config imports the world's task module first, e.g.
 defaults for them (:class:`~governor.safety_values.tasks.DDQNDefaults`; driving follows the
 paper's Table 6, commerce its Table 9 where it applies: the reasons are beside each task), and a
 field left at None takes its env's. :func:`env_defaults_text` lists them for the command's help.
+:func:`single_thread` imports torch when called (a ConfigError naming the ``learn`` extra when it
+is missing) and sets it to one thread, as training, evaluation and the ReGuard tables run.
 """
 
 from __future__ import annotations
@@ -166,3 +168,14 @@ def step_schedule(start: float, decay: float, period: int, end: float, step: int
 def gamma_at(cfg: DDQNConfig, step: int) -> float:
     """The discount at ``step``: 1 - gamma halves every ``gamma_period`` until ``gamma_end``."""
     return 1.0 - step_schedule(1.0 - cfg.gamma, 0.5, cfg.gamma_period, 1.0 - cfg.gamma_end, step)
+
+
+def single_thread() -> None:
+    """Import torch (the ``learn`` extra) and use one thread: faster for these small networks."""
+    try:
+        import torch
+    except ImportError as exc:
+        raise ConfigError(
+            "learned safety values: expected torch (pip install -e '.[learn]' in the governor checkout), found none"
+        ) from exc
+    torch.set_num_threads(1)

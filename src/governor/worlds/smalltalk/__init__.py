@@ -2,6 +2,7 @@
 
 The retrieval responder (an offline stand-in for a chat model that returns stored human turns;
 not a model), simulated users (replayed human openings, or an LLM persona), the chat and audit
-configuration file, likeness and drift metrics, and the small-talk benchmark. Imports the runtime
-library only; no other world.
+configuration file, likeness and drift metrics, the small-talk benchmark, and the embedding
+speed benchmark run on its conversations (``bench embed-speed``). Imports the runtime library
+only; no other world.
 """

@@ -14,6 +14,10 @@ resources (tagger, word frequencies, VADER) are loaded, and uses the overlays ca
 transformer (``smalltalk_embed.yaml``), so a static embedding also changes which candidates pass.
 AUC: 1 - coherence ranks TIAGE's human topic-shift labels (PersonaChat, the held-out dialogues of
 the corpus split) against non-shifts.
+
+It lives with the small-talk world, not in :mod:`governor.bench`: its time is measured on this
+world's conversations (the retrieval responder, the replayed human openings, the world's corpora
+settings), so it needs the world, and the runtime benchmarks import none.
 """
 
 from __future__ import annotations

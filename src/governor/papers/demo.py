@@ -6,7 +6,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from governor.bench import reguard_report
+from governor.papers import reguard_report
 from governor.report import markdown_table, print_table, write_index
 from governor.worlds.driving import bench as driving
 from governor.worlds.household import bench as safety_chip

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from governor.backends.base import Backend
-from governor.bench.models_paths import Budget, PathResult
 from governor.errors import ConfigError
+from governor.papers.models.paths import Budget, PathResult
 from governor.usage import Usage, metered, record_llm_call
 
 LORA_CPU: dict[str, Any] = {

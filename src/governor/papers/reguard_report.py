@@ -152,7 +152,7 @@ def _max_q(q: Any) -> Callable[[np.ndarray], np.ndarray]:
 
 def add_parser(bench: Subcommands) -> None:
     """`governor bench reguard`."""
-    from governor.bench.reguard import ReGuardBenchConfig
+    from governor.papers.reguard import ReGuardBenchConfig
 
     p = bench.add_parser("reguard", help="the ReGuard tables: driving, commerce, backseat driver")
     add_dataclass_args(p, ReGuardBenchConfig)
@@ -163,7 +163,7 @@ def add_parser(bench: Subcommands) -> None:
 
 
 def run_command(args: argparse.Namespace, console: Console) -> int:
-    from governor.bench.reguard import ReGuardBenchConfig, run
+    from governor.papers.reguard import ReGuardBenchConfig, run
 
     cfg = dataclass_from_args(ReGuardBenchConfig, args)
     result = run(cfg, backend_config_from_args(args))
@@ -177,7 +177,7 @@ def demo_section(
 ) -> Section:
     """Table 1 and the shielding table at a small budget, with a short privileged DDQN run
     bounded by gradient steps (so identical runs give identical tables)."""
-    from governor.bench.reguard import ReGuardBenchConfig, run
+    from governor.papers.reguard import ReGuardBenchConfig, run
 
     cfg = ReGuardBenchConfig(
         tables="driving",

@@ -1,5 +1,5 @@
 """The driver of `governor bench serve`: the service served on a loopback port, requests driven
-at a concurrency by a lean HTTP/1.1 client (:mod:`.serve_client`), and the cells measured from them (latency percentiles,
+at a concurrency by a lean HTTP/1.1 client (:mod:`.client`), and the cells measured from them (latency percentiles,
 throughput, upstream calls per turn, `/v1/checks` decisions per second).
 
 The client runs in a process of its own (:class:`Driver`), as a load generator does: in the
@@ -16,9 +16,9 @@ from collections.abc import Callable, Coroutine
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar
 
-from governor.bench.serve_client import encoded, run_batch
-from governor.bench.serve_setup import CELL_SECONDS, TEXT_REPLY, USER_TEXT, request_body
-from governor.bench.serve_stub import Stub
+from governor.bench.service.client import encoded, run_batch
+from governor.bench.service.stub import Stub
+from governor.bench.service.workload import CELL_SECONDS, TEXT_REPLY, USER_TEXT, request_body
 from governor.errors import ConfigError
 
 T = TypeVar("T")

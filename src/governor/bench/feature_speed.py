@@ -1,4 +1,10 @@
-"""How long the offline features take per response, after the models are loaded."""
+"""How long the offline overlay features take per response, after their models are loaded.
+
+:func:`feature_speed` times every registered feature together on a few built-in replies (or the
+held-out human turns of a corpus folder), each with cold per-text caches, and loading the text
+resources (tagger, word frequencies, VADER) apart. It has no command of its own. Imports the
+overlay features and the corpora reader.
+"""
 
 from __future__ import annotations
 

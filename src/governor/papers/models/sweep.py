@@ -2,7 +2,7 @@
 
 By default the model is the fetched local one (``--model-path gemma3-270m``); the standard backend
 flags name any other (an endpoint, a folder). Each path runs through its own benchmark's functions
-(:mod:`governor.bench.models_paths`), inside a meter, so every row carries the LLM calls, the
+(:mod:`governor.papers.models.paths`), inside a meter, so every row carries the LLM calls, the
 failed calls and the replies no parser could read, besides the model's time and the wall time.
 A path that cannot run on this model within a CPU budget has a row saying why and what was tried.
 The JSON (one row per path) is rewritten after each path, so a long run loses nothing finished.
@@ -21,14 +21,14 @@ from rich.console import Console
 
 from governor.backends import Backend, backend_from_config
 from governor.backends.local_model import LOCAL_MODEL, read_marker, resolve_model_path
-from governor.bench import models_paths as mp
-from governor.bench import models_values as mv
-from governor.bench.models_paths import Budget
-from governor.bench.models_table import print_rows
 from governor.config import BackendConfig
 from governor.errors import ConfigError, GovernorError, expected
 from governor.files import write_json
 from governor.flags import Subcommands, add_backend_args, backend_config_from_args
+from governor.papers.models import paths as mp
+from governor.papers.models import values as mv
+from governor.papers.models.paths import Budget
+from governor.papers.models.table import print_rows
 from governor.usage import metered
 
 BUDGETS = {

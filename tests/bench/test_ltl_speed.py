@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
+from governor.bench.ltl_speed import OBJECTS, ROOMS, constraints, ltl_speed
 from governor.ltl.satisfiability import jointly_satisfiable, one_hot
-from governor.ltl.speed import OBJECTS, ROOMS, constraints, ltl_speed
 
 
 def test_rows_have_the_documented_keys() -> None:

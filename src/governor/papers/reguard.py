@@ -20,9 +20,9 @@ from typing import Any
 from tqdm import tqdm
 
 from governor.backends import Backend, backend_from_config
-from governor.cli.safety_value import single_thread
 from governor.config import BackendConfig
 from governor.core import Policy
+from governor.safety_values.ddqn_config import single_thread
 from governor.worlds.driving.bench_run import start_states
 from governor.worlds.driving.controllers import ErraticPolicy, NominalController
 from governor.worlds.driving.env import DrivingParams

@@ -2,10 +2,10 @@
 
 Measured the way NeMo Guardrails measured theirs: an upstream stub that answers a fixed chat
 completion after a fixed latency (default 50 ms; an asyncio HTTP server on 127.0.0.1 in a process
-of its own, :mod:`.serve_stub`), and the same request driven directly to the stub and through
+of its own, :mod:`.stub`), and the same request driven directly to the stub and through
 ``governor serve`` (the app of :func:`governor.serve.create_app` under uvicorn on a free loopback
 port, in a thread of this process) by a lean HTTP/1.1 client in a third process
-(:mod:`.serve_client`) at each concurrency, so that neither the stub nor the load generator takes
+(:mod:`.client`) at each concurrency, so that neither the stub nor the load generator takes
 the service's CPU. Each governed request is a new session (no session lock is shared). Three check sets: ``overlays`` (the shipped small-talk
 overlays on a text reply), ``ltl`` (ten LTL rules over eight tool propositions, on a tool-call
 reply) and ``both`` (overlays and the ten rules on a text reply). Sessions are kept in SQLite
@@ -18,7 +18,7 @@ upstream calls per turn counted at the stub (1 when every turn is accepted at on
 accepted when it executed the first proposal). Then ``/v1/checks`` (no upstream, the ``both``
 set) in decisions per second: check-only on one session per request in flight
 (``checks_per_s``), and check-and-commit, each on a new session whose decision is written to the
-store (``commits_per_s``). Then the streaming rows (``stream``, :mod:`.serve_stream`): with the
+store (``commits_per_s``). Then the streaming rows (``stream``, :mod:`.streaming`): with the
 stub streaming a word every ``token_ms``, the time to the first token straight from the stub
 against the time to the first token governor released, and the whole-reply times. Everything
 stays on the loopback interface and is bounded in requests per cell and seconds per cell.
@@ -36,10 +36,10 @@ from typing import Any
 
 from rich.console import Console
 
-from governor.bench.serve_load import Driver, cell, checks_per_second, commits_per_second
-from governor.bench.serve_setup import CHECK_SETS, bench_policy
-from governor.bench.serve_stream import STREAM_SETS, plot_stream, stream_lines, stream_rows
-from governor.bench.serve_stub import Stub
+from governor.bench.service.driver import Driver, cell, checks_per_second, commits_per_second
+from governor.bench.service.streaming import STREAM_SETS, plot_stream, stream_lines, stream_rows
+from governor.bench.service.stub import Stub
+from governor.bench.service.workload import CHECK_SETS, bench_policy
 from governor.config import check_range, option
 from governor.errors import ConfigError, expected
 from governor.files import write_json

@@ -8,32 +8,32 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from governor.bench import embed_speed
 from governor.cli import main
 from governor.errors import ConfigError
 from governor.overlays.embed import minilm as embed_module
+from governor.worlds.smalltalk import embed_bench
 
 
 def test_auc_ranks_positives_above_negatives() -> None:
-    assert embed_speed.auc([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1]) == 1.0
-    assert embed_speed.auc([0.9, 0.8, 0.2, 0.1], [0, 0, 1, 1]) == 0.0
-    assert embed_speed.auc([0.5, 0.5], [0, 1]) == 0.5  # a tie counts half
-    assert np.isnan(embed_speed.auc([0.1, 0.2], [1, 1]))
+    assert embed_bench.auc([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1]) == 1.0
+    assert embed_bench.auc([0.9, 0.8, 0.2, 0.1], [0, 0, 1, 1]) == 0.0
+    assert embed_bench.auc([0.5, 0.5], [0, 1]) == 0.5  # a tie counts half
+    assert np.isnan(embed_bench.auc([0.1, 0.2], [1, 1]))
 
 
 def test_methods_are_checked() -> None:
-    assert embed_speed.methods("static, offline") == ["static", "offline"]
+    assert embed_bench.methods("static, offline") == ["static", "offline"]
     with pytest.raises(ConfigError, match="some of offline"):
-        embed_speed.EmbedSpeedConfig(methods="onnx-int4")
+        embed_bench.EmbedSpeedConfig(methods="onnx-int4")
 
 
 def test_shift_pairs_are_the_held_out_labelled_turns(data_dir: Path) -> None:
-    pairs = embed_speed.shift_pairs(data_dir)
+    pairs = embed_bench.shift_pairs(data_dir)
     assert len(pairs) == 3356  # the held-out TIAGE turns labelled 0 or 1
     assert 0.1 < sum(y for *_, y in pairs) / len(pairs) < 0.4
-    sample = embed_speed.shift_pairs(data_dir, 100, seed=1)
+    sample = embed_bench.shift_pairs(data_dir, 100, seed=1)
     assert len(sample) == 100 and set(sample) <= set(pairs)
-    assert sample == embed_speed.shift_pairs(data_dir, 100, seed=1)
+    assert sample == embed_bench.shift_pairs(data_dir, 100, seed=1)
 
 
 def test_a_tiny_offline_run_writes_times_and_auc(tmp_path: Path) -> None:

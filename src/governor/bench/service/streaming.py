@@ -1,7 +1,7 @@
 """The streaming row of `governor bench serve`: time to first token, direct and through governor.
 
 The stub streams its fixed text one word per ``token_ms`` after its latency
-(:mod:`.serve_stub`); the same streamed request goes straight to the stub and through
+(:mod:`.stub`); the same streamed request goes straight to the stub and through
 ``governor serve`` (each governed one a new session), from the bench's driver process, with
 ``concurrency`` in flight. Per request: the time to the first event that carries text (the
 upstream's first token; governor's first released token) and to the end of the stream. Per
@@ -20,9 +20,9 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from governor.bench.serve_load import Driver, percentile
-from governor.bench.serve_setup import CELL_SECONDS, PROPOSITIONS, RULES, USER_TEXT
-from governor.bench.serve_stub import Stub
+from governor.bench.service.driver import Driver, percentile
+from governor.bench.service.stub import Stub
+from governor.bench.service.workload import CELL_SECONDS, PROPOSITIONS, RULES, USER_TEXT
 from governor.guard import Guard, GuardPolicy, SessionStore, policy_from_mapping
 
 STREAM_SETS = ("prefix", "overlays")

@@ -17,7 +17,7 @@ from collections.abc import Callable, Coroutine
 from multiprocessing.queues import Queue
 from typing import Any
 
-from governor.bench.serve_setup import TEXT_REPLY
+from governor.bench.service.workload import TEXT_REPLY
 
 
 def _completion(body: dict[str, Any]) -> dict[str, Any]:

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from governor.bench.reguard import ReGuardBenchConfig, run
 from governor.cli import main
 from governor.core import Attempt, Candidate, Decision, DecisionKind, Verdict
 from governor.errors import ConfigError
+from governor.papers.reguard import ReGuardBenchConfig, run
 from governor.safety_values.learned import calibrated_margin
 from governor.worlds.driving.env import DrivingParams
 from governor.worlds.driving.grid_value import GridSpec, load_or_compute
