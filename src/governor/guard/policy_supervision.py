@@ -212,7 +212,7 @@ def _overrides(raw: Any, at: At) -> tuple[OverrideSpec, ...]:
             where.key("kind").fail(" or ".join(OVERRIDE_KINDS), found)
         kind = str(entry["kind"])
         own = OVERRIDE_PARAMS[kind]
-        data = mapping(entry, where, (*OVERRIDE_KEYS, *own),
+        data = mapping(entry, where, (*OVERRIDE_KEYS, *OVERRIDE_PARAMS[kind]),
                        ("name", "when") if kind == "threshold" else ())  # fmt: skip
         params: dict[str, Any] = {}
         for key in own:
