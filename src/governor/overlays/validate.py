@@ -23,6 +23,8 @@ from governor.overlays.reference import reference_from
 from governor.overlays.rules import Bounds, Scope
 
 Fail = Callable[[str, str], SpecError]
+BOUNDS_KEYS = ("min", "max")
+SCOPE_KEYS = ("last_n",)
 
 
 def resources_from(
@@ -56,7 +58,7 @@ def number(value: Any, field: str, fail: Fail) -> float:
 
 def parse_bounds(value: Any, fail: Fail) -> Bounds:
     """``{min, max}`` with at least one side and min <= max."""
-    if not isinstance(value, Mapping) or not value or set(value) - {"min", "max"}:
+    if not isinstance(value, Mapping) or not value or set(value) - set(BOUNDS_KEYS):
         raise fail("bounds", expected("a mapping with min and/or max", value))
     low = number(value["min"], "bounds", fail) if value.get("min") is not None else None
     high = number(value["max"], "bounds", fail) if value.get("max") is not None else None
@@ -69,7 +71,7 @@ def parse_scope(value: Any, fail: Fail) -> Scope:
     """``turn``, ``trajectory`` or ``{last_n: N}``."""
     if value in ("turn", "trajectory"):
         return Scope(value)
-    if isinstance(value, Mapping) and set(value) == {"last_n"}:
+    if isinstance(value, Mapping) and set(value) == set(SCOPE_KEYS):
         n = value["last_n"]
         if not isinstance(n, bool) and isinstance(n, int) and n >= 1:
             return Scope("last_n", n)

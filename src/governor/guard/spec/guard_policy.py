@@ -56,6 +56,7 @@ __all__ = ["DEFAULT_FALLBACKS", "Checks", "GuardPolicy", "LTLRule", "Upstream", 
 SECTIONS = ("upstream", "observer", "overlays", "propositions", "ltl", "fallbacks", "checks",
             "supervision", "stream", "safety_value")  # fmt: skip
 OBSERVER_KEYS = ("n_candidates", "max_regenerations", "time_budget_s", "stop_on_repeat")
+CHECK_KEYS = ("user", "assistant", "tool_calls")
 CHECK_GROUPS = ("overlays", "ltl")
 
 
@@ -83,6 +84,9 @@ class Upstream:
             timeout_s=self.timeout_s,
             max_retries=self.max_retries,
         )
+
+
+UPSTREAM_KEYS = tuple(Upstream.__dataclass_fields__)
 
 
 @dataclass(frozen=True)
@@ -138,9 +142,7 @@ def policy_from_mapping(
     ltl = ltl_rules(top.get("ltl") or [], at.key("ltl"), vocabulary)
     overlays_from, overlays = overlay_set(top.get("overlays"), at.key("overlays"), base)
     fallbacks = fallback_texts(top.get("fallbacks"), at.key("fallbacks"))
-    raw_checks = mapping(
-        top.get("checks") or {}, at.key("checks"), ("user", "assistant", "tool_calls")
-    )
+    raw_checks = mapping(top.get("checks") or {}, at.key("checks"), CHECK_KEYS)
     supervision = None
     if top.get("supervision") is not None:
         user = raw_checks.get("user")
@@ -185,8 +187,7 @@ def _distinct_rules(ltl: tuple[LTLRule, ...], spec: SupervisionSpec, at: At) -> 
 
 
 def _upstream(raw: Any, at: At) -> Upstream:
-    keys = [f for f in Upstream.__dataclass_fields__]
-    data = mapping(raw, at, keys)
+    data = mapping(raw, at, UPSTREAM_KEYS)
     for key in ("base_url", "model", "api_key_env", "system_prompt"):
         optional_text(data.get(key), at.key(key))
     for key in ("timeout_s", "temperature"):

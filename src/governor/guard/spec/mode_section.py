@@ -70,6 +70,13 @@ KEYS = ("modes", "initial", "entries", "graph", "safe_mode", "propositions", "ru
         "default_mode", "max_steps", "gating", "overrides", "limits", "time_window",
         "crisis_phrases", "refusal_phrases")  # fmt: skip
 MODE_KEYS = ("description", "system_prompt", "overlays", "fallbacks", "ltl", "silent")
+TIME_WINDOW_KEYS = ("start", "end")
+RULE_KEYS = ("name", "text", "formula")
+SELECT_KEYS = ("when", "mode")
+GATING_KEYS = ("name", "when", "sustain")
+OVERRIDE_KEYS = ("kind", "name", "mode", "action")
+"""The keys every override has; its kind adds those of :data:`OVERRIDE_PARAMS`."""
+LIMITS_KEYS = tuple(SupervisorConfig.__dataclass_fields__)
 OVERRIDE_PARAMS = {
     "threshold": ("when",),
     "escalating_affect": ("feature", "window", "drop", "below"),
@@ -93,7 +100,7 @@ def supervision_from(
     names_ = [m.name for m in modes]
     window = None
     if "time_window" in data:
-        tw = mapping(data["time_window"], at.key("time_window"), ("start", "end"), ("start", "end"))
+        tw = mapping(data["time_window"], at.key("time_window"), TIME_WINDOW_KEYS, TIME_WINDOW_KEYS)
         window = (number(tw["start"], at.key("time_window.start")),
                   number(tw["end"], at.key("time_window.end")))  # fmt: skip
     used = tuple(classifiers) if classifiers is not None else (
@@ -171,7 +178,7 @@ def _rules(raw: Any, at: At) -> tuple[tuple[str, str, str], ...]:
     out: list[tuple[str, str, str]] = []
     for i, entry in enumerate(_list(raw, at)):
         where = at.index(i)
-        data = mapping(entry, where, ("name", "text", "formula"), ("name", "formula"))
+        data = mapping(entry, where, RULE_KEYS, ("name", "formula"))
         name = text(data["name"], where.key("name"))
         if any(r[0] == name for r in out):
             where.key("name").fail("a name no other mode rule has", name)
@@ -183,7 +190,7 @@ def _rules(raw: Any, at: At) -> tuple[tuple[str, str, str], ...]:
 def _choices(raw: Any, at: At) -> tuple[tuple[str, str], ...]:
     out = []
     for i, entry in enumerate(_list(raw, at)):
-        data = mapping(entry, at.index(i), ("when", "mode"), ("when", "mode"))
+        data = mapping(entry, at.index(i), SELECT_KEYS, SELECT_KEYS)
         out.append((text(data["when"], at.index(i).key("when")),
                     text(data["mode"], at.index(i).key("mode"))))  # fmt: skip
     return tuple(out)
@@ -204,7 +211,7 @@ def _gating(raw: Any, at: At) -> tuple[GatingRule, ...]:
     out = []
     for i, entry in enumerate(_list(raw, at)):
         where = at.index(i)
-        data = mapping(entry, where, ("name", "when", "sustain"), ("name", "when"))
+        data = mapping(entry, where, GATING_KEYS, ("name", "when"))
         out.append(GatingRule(text(data["name"], where.key("name")),
                               text(data["when"], where.key("when")),
                               boolean(data.get("sustain", False), where.key("sustain"))))  # fmt: skip
@@ -220,7 +227,7 @@ def _overrides(raw: Any, at: At) -> tuple[OverrideSpec, ...]:
             where.key("kind").fail(" or ".join(OVERRIDE_KINDS), found)
         kind = str(entry["kind"])
         own = OVERRIDE_PARAMS[kind]
-        data = mapping(entry, where, ("kind", "name", "mode", "action", *own),
+        data = mapping(entry, where, (*OVERRIDE_KEYS, *OVERRIDE_PARAMS[kind]),
                        ("name", "when") if kind == "threshold" else ())  # fmt: skip
         params: dict[str, Any] = {}
         for key in own:
@@ -254,7 +261,7 @@ def _patterns(raw: Any, at: At) -> tuple[str, ...] | None:
 
 
 def _limits(raw: Any, at: At) -> SupervisorConfig:
-    data = mapping(raw, at, SupervisorConfig.__dataclass_fields__)
+    data = mapping(raw, at, LIMITS_KEYS)
     return from_mapping(SupervisorConfig, dict(data), str(at))
 
 

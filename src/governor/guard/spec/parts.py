@@ -26,6 +26,7 @@ from governor.overlays.rules import Overlay
 from governor.supervision import DEMAND_OVERLAYS
 
 FALLBACK_KEYS = ("default", "tool_refused", "check_failed")
+LTL_RULE_KEYS = ("name", "text", "formula", "verified")
 TEMPLATE_FIELDS = frozenset({"constraint", "reason"})
 DEFAULT_FALLBACKS: Mapping[str, str] = {
     "default": "Sorry, I can't help with that.",
@@ -65,7 +66,7 @@ def ltl_rules(raw: Any, at: At, vocabulary: Vocabulary) -> tuple[LTLRule, ...]:
     rules: list[LTLRule] = []
     for i, entry in enumerate(raw):
         where = at.index(i)
-        data = mapping(entry, where, ("name", "text", "formula", "verified"), ("name", "formula"))
+        data = mapping(entry, where, LTL_RULE_KEYS, ("name", "formula"))
         name = text(data["name"], where.key("name"))
         if any(r.name == name for r in rules):
             where.key("name").fail("a name no other constraint has", name)

@@ -40,6 +40,11 @@ OPS: Mapping[str, Callable[[Any, Any], bool]] = {
     "==": operator.eq, "!=": operator.ne,
 }  # fmt: skip
 ANY_TOOL = "*"
+PROPOSITION_KINDS = ("tool", "sum", "user")
+"""A proposition's sources; each proposition has exactly one."""
+PROPOSITION_KEYS = (*PROPOSITION_KINDS, "where", "op", "value")
+SUM_KEYS = ("tool", "path")
+CONDITION_KEYS = ("path", "equals", "not_equals", "matches", "op", "value")
 MISSING = object()
 """What :func:`lookup` finds where a call's arguments have no value at the path."""
 
@@ -216,8 +221,7 @@ def _op(value: Any, at: At) -> str:
 
 
 def condition_from(raw: Any, at: At) -> Condition:
-    keys = ("path", "equals", "not_equals", "matches", "op", "value")
-    data = mapping(raw, at, keys, ("path",))
+    data = mapping(raw, at, CONDITION_KEYS, ("path",))
     path = _path(data["path"], at.key("path"))
     tests = [k for k in ("equals", "not_equals", "matches", "op") if k in data]
     if len(tests) != 1:
@@ -238,9 +242,8 @@ def condition_from(raw: Any, at: At) -> Condition:
 
 def proposition_from(name: str, raw: Any, at: At) -> Proposition:
     """One declared proposition (see the module doc for the forms)."""
-    sources = ("tool", "sum", "user")
-    data = mapping(raw, at, (*sources, "where", "op", "value"))
-    given = [k for k in sources if k in data]
+    data = mapping(raw, at, PROPOSITION_KEYS)
+    given = [k for k in PROPOSITION_KINDS if k in data]
     if len(given) != 1:
         at.fail("exactly one of tool, sum or user", sorted(map(str, data)))
     kind = given[0]
@@ -257,7 +260,7 @@ def proposition_from(name: str, raw: Any, at: At) -> Proposition:
             at.key("where").fail("a condition or a list of conditions", where)
         conds = tuple(condition_from(c, at.key("where").index(i)) for i, c in enumerate(where))
         return ToolProp(name, text(data["tool"], at.key("tool")), conds)
-    spec = mapping(data["sum"], at.key("sum"), ("tool", "path"), ("tool", "path"))
+    spec = mapping(data["sum"], at.key("sum"), SUM_KEYS, SUM_KEYS)
     for key in ("op", "value"):
         if key not in data:
             raise at.error(f"missing key {key} (a sum proposition compares the total)")

@@ -17,6 +17,7 @@ from typing import Any
 from governor.guard.spec.fields import At, mapping
 
 MAX_CHUNK_TOKENS = 4096
+STREAM_KEYS = ("chunk_tokens",)
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class StreamPolicy:
 
 def stream_from(raw: Any, at: At) -> StreamPolicy:
     """The ``stream`` section (absent: the defaults)."""
-    data = mapping({} if raw is None else raw, at, ("chunk_tokens",))
+    data = mapping({} if raw is None else raw, at, STREAM_KEYS)
     value = data.get("chunk_tokens", StreamPolicy.chunk_tokens)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CHUNK_TOKENS:
         at.key("chunk_tokens").fail(f"an integer in [1, {MAX_CHUNK_TOKENS}]", value)
