@@ -23,7 +23,7 @@ Where things are:
 
 Part of the runtime library: imports the core loop, the config, the backends, the LTL and overlay
 families, the supervision package and the trace records; never ``governor.worlds``,
-``governor.cli`` or ``governor.bench``, and no HTTP client (transport is the backends')."""
+``governor.cli``, ``governor.bench`` or ``governor.papers``, and no HTTP client (transport is the backends')."""
 
 from governor.guard.exchange import Conversation, Message, Reply, Sampling, ToolCall
 from governor.guard.facade import Guard

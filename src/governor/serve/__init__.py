@@ -13,7 +13,7 @@ the shipped small-talk overlays policy, and the command line's upstream override
 
 Part of the runtime library, with the optional ``[serve]`` extra (starlette; uvicorn for the
 command): imports the guard's public facade, the backends' message types and the error tree;
-never ``governor.worlds``, ``governor.cli`` or ``governor.bench``."""
+never ``governor.worlds``, ``governor.cli``, ``governor.bench`` or ``governor.papers``."""
 
 from governor.serve.app import create_app
 from governor.serve.auth import KeyChecker, load_key_hashes
