@@ -7,7 +7,7 @@ rules frozen). One JSON object a line:
 ``id``, ``family``, ``args``, ``n``, ``places``, ``props``, ``text``. It translates each sentence against
 a domain of its places (one at a time) and props, and checks the translation against the
 intended formula ``PATTERNS[family](*args[, n])`` (a place ``p`` is ``agent_at(p)``, a prop is
-itself). The check is exact: ``intended xor translated`` must have no finite trace over the
+itself), with the household's verbs as `governor ltl translate --props` gives them. The check is exact: ``intended xor translated`` must have no finite trace over the
 alphabet (one place at a time, props free), found by an exhaustive search of
 :mod:`governor.ltl.satisfiability`; a search cut off by its budget counts as not equivalent.
 """
@@ -31,12 +31,13 @@ from governor.errors import ConfigError, expected
 from governor.files import read_text, write_json
 from governor.flags import Subcommands
 from governor.ltl import operators as op
-from governor.ltl.domain_file import user_domain
+from governor.ltl.english.domain_file import user_domain
+from governor.ltl.english.translate import translate_offline
 from governor.ltl.parser import atom
 from governor.ltl.patterns import PATTERNS
 from governor.ltl.satisfiability import one_hot, powerset, search
 from governor.ltl.syntax import Formula
-from governor.ltl.translate import translate_offline
+from governor.worlds.household.ltl_phrases import HOUSEHOLD_PHRASES
 
 SETS = (
     "dev",
@@ -103,7 +104,9 @@ def equivalent(a: Formula, b: Formula, rec: dict[str, Any]) -> bool:
 
 def score(rec: dict[str, Any]) -> dict[str, Any]:
     """One record's result: translated, equivalent, the formulas and the reading chosen."""
-    domain = user_domain("pattern sentences", rec["props"], rec["places"])
+    domain = user_domain(
+        "pattern sentences", rec["props"], rec["places"], phrases=HOUSEHOLD_PHRASES
+    )
     t = translate_offline(rec["text"], domain)
     goal = intended(rec)
     same = t.formula is not None and equivalent(goal, t.formula, rec)

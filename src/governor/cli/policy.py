@@ -18,7 +18,7 @@ from governor.guard.policy_values import SafetyValueSpec
 from governor.guard.supervision_spec import OverrideSpec, SupervisionSpec
 from governor.guard.tools import ANY_TOOL, SumProp, ToolProp, UserProp
 from governor.ltl.domain import Domain
-from governor.ltl.english import english
+from governor.ltl.english.readback import english
 from governor.ltl.parser import parse
 from governor.supervision import mode_atom
 
