@@ -14,7 +14,7 @@ from governor.config import BackendConfig
 from governor.errors import BackendResponseError, ConfigError, GovernorError
 from governor.files import MAX_MAPPING_BYTES, load_mapping
 from governor.guard import load_policy
-from governor.ltl.domain_file import load_domain_file
+from governor.ltl.english.domain_file import load_domain_file
 from governor.trace import read_trace
 from governor.worlds.smalltalk.audit import read_transcript
 

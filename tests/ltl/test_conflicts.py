@@ -8,10 +8,11 @@ from governor.errors import SpecError
 from governor.ltl import holds, jointly_satisfiable, one_hot, parse
 from governor.ltl.actions import Action, ActionDomain, Invariant, facts
 from governor.ltl.conflicts import check_conflicts, find_execution
-from governor.ltl.domain_file import flag_domain
+from governor.ltl.english.domain_file import flag_domain
+from governor.ltl.english.translate import translate_offline
 from governor.ltl.operators import Eventually
 from governor.ltl.simplify import conj
-from governor.ltl.translate import translate_offline
+from governor.worlds.household.ltl_phrases import HOUSEHOLD_PHRASES
 
 PLACES = ("bed", "desk", "shelf", "door")
 AT = {p: f"agent_at({p})" for p in PLACES}
@@ -45,7 +46,7 @@ def study(put_needs_shelf: bool = True) -> ActionDomain:
 
 
 def translated(*sentences: str) -> list[tuple[str, object]]:
-    domain = flag_domain(f"{ON_SHELF},{HOLD}", ",".join(PLACES))
+    domain = flag_domain(f"{ON_SHELF},{HOLD}", ",".join(PLACES), HOUSEHOLD_PHRASES)
     out = []
     for s in sentences:
         found = translate_offline(s, domain)

@@ -14,9 +14,10 @@ from rich.console import Console
 
 from governor.cli.ltl import add_ltl_parser
 from governor.errors import ConfigError
-from governor.ltl.domain_file import load_domain_file, read_domain_file
+from governor.ltl.english.domain_file import load_domain_file, read_domain_file
 from governor.ltl.parser import parse
 from governor.ltl.progression import accepts_empty, progress
+from governor.worlds.household.ltl_phrases import HOUSEHOLD_PHRASES
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "domains" / "warehouse.yaml"
 CYCLE = (
@@ -66,7 +67,7 @@ def test_a_cycle_conflicts_through_the_pick_precondition(tmp_path: Path) -> None
 
 def replay(path: Path, steps: list[str]) -> list[frozenset[str]]:
     """The labels of the states the steps lead through, each step checked to be allowed."""
-    domain = read_domain_file(path).actions
+    domain = read_domain_file(path, HOUSEHOLD_PHRASES).actions
     assert domain is not None
     by_name = {a.name: a for a in domain.actions}
     state = domain.initial
@@ -101,8 +102,10 @@ def test_a_satisfiable_set_has_a_witness_that_replays(tmp_path: Path) -> None:
 
 
 def test_the_example_file_compiles_its_actions() -> None:
-    parts = read_domain_file(EXAMPLE)
-    assert parts.actions is not None and load_domain_file(EXAMPLE) == parts.domain
+    parts = read_domain_file(EXAMPLE, HOUSEHOLD_PHRASES)
+    assert (
+        parts.actions is not None and load_domain_file(EXAMPLE, HOUSEHOLD_PHRASES) == parts.domain
+    )
     names = {a.name for a in parts.actions.actions}
     assert {"pick_pallet", "drop_pallet", "charge", "go_shelf", "go_dock"} <= names
     assert parts.actions.initial == {"agent_at(dock)", "is_grabbed(crate)"}
@@ -139,12 +142,12 @@ def test_bad_actions_are_refused_naming_where(
 ) -> None:
     path = action_file(tmp_path, **changes)
     with pytest.raises(ConfigError, match=message) as caught:
-        read_domain_file(path)
+        read_domain_file(path, HOUSEHOLD_PHRASES)
     assert str(path) in str(caught.value)
 
 
 def test_moves_keep_one_place_at_a_time(tmp_path: Path) -> None:
-    domain = read_domain_file(action_file(tmp_path, moves=True)).actions
+    domain = read_domain_file(action_file(tmp_path, moves=True), HOUSEHOLD_PHRASES).actions
     assert domain is not None
     nxt = dict((a.name, s) for a, s in domain.successors(domain.initial))
     assert set(nxt) == {"go_lab"} and nxt["go_lab"] == {"agent_at(lab)"}

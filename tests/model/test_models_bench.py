@@ -17,8 +17,8 @@ from governor.backends.scripted import ScriptedBackend
 from governor.config import BackendConfig
 from governor.conversation.llm_policy import EXAMPLES_HEADER, LLMChatPolicy
 from governor.errors import ConfigError
-from governor.ltl.lang2ltl import translate_llm
-from governor.ltl.translate import translate_offline
+from governor.ltl.english.lang2ltl import translate_llm
+from governor.ltl.english.translate import translate_offline
 from governor.papers.models.sweep import NOT_RUN, PATHS, model_info, run, selected
 from governor.worlds.household.ltl_domain import household_domain
 from governor.worlds.smalltalk.settings import load_settings

@@ -62,7 +62,7 @@ def _trace_show(args: argparse.Namespace, console: Console) -> int:
 
 
 def build_parser() -> Parser:
-    from governor.bench import ltl_speed, ltl_translate, store_cycle
+    from governor.bench import ltl_speed, store_cycle
     from governor.bench.service import latency as serve_bench
     from governor.cli.conversation import (
         add_audit_parser,
@@ -74,7 +74,7 @@ def build_parser() -> Parser:
     from governor.cli.policy import add_policy_parser
     from governor.cli.safety_value import add_eval_parser, add_train_parser
     from governor.cli.serve import add_serve_parser
-    from governor.papers import reguard_report
+    from governor.papers import ltl_translate, reguard_report
     from governor.papers.models import sweep as models_bench
     from governor.worlds.driving import bench as driving
     from governor.worlds.household import bench as safety_chip

@@ -4,7 +4,7 @@
 example trace; ``--accept`` then appends the shown specs to a YAML file as verified.
 The propositions come from the built-in household domain (``--domain household``, the default),
 or from the user: ``--props``/``--places`` lists, or a ``--domain-file``
-(:mod:`governor.ltl.domain_file`). ``--file`` translates a file of sentences in one batch.
+(:mod:`governor.ltl.english.domain_file`). ``--file`` translates a file of sentences in one batch.
 ``check`` runs a monitor over a JSON trace (a list of steps, each a list of true propositions)
 and prints ``{"steps": [...], "final": ...}``; exit status 1 when the trace violates the formula.
 """
@@ -31,12 +31,14 @@ from governor.cli.ltl_conflicts import add_conflicts_parser
 from governor.errors import ConfigError, expected
 from governor.flags import add_backend_args, backend_config_from_args
 from governor.ltl.domain import Domain
-from governor.ltl.domain_file import flag_domain, load_domain_file
-from governor.ltl.readings import CONVENTIONS, SAFETY_CHIP
-from governor.ltl.specs import append_specs, spec_from
-from governor.ltl.verify import verify_view
+from governor.ltl.english.domain_file import flag_domain, load_domain_file
+from governor.ltl.english.grammar.readings import CONVENTIONS, SAFETY_CHIP
+from governor.ltl.english.translate import spec_from
+from governor.ltl.english.verify import verify_view
+from governor.ltl.specs import append_specs
 from governor.usage import metered
 from governor.worlds.household.ltl_domain import household_domain
+from governor.worlds.household.ltl_phrases import HOUSEHOLD_PHRASES
 
 DOMAINS = ("household",)
 DOMAIN_FILE_HELP = (
@@ -89,9 +91,9 @@ def _domain(args: argparse.Namespace) -> Domain:
     if mine and args.task:
         raise ConfigError(f"--task names a household task: not with {' or '.join(mine)}")
     if args.domain_file is not None:
-        return load_domain_file(args.domain_file)
+        return load_domain_file(args.domain_file, HOUSEHOLD_PHRASES)
     if mine:
-        return flag_domain(args.props, args.places)
+        return flag_domain(args.props, args.places, HOUSEHOLD_PHRASES)
     if (args.domain or "household") not in DOMAINS:
         raise ConfigError(f"--domain: {expected(' or '.join(DOMAINS), args.domain)}")
     return household_domain(args.task)

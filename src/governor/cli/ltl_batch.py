@@ -18,10 +18,10 @@ from rich.console import Console
 from governor.errors import ConfigError, expected
 from governor.files import read_text, write_json
 from governor.ltl.domain import Domain
-from governor.ltl.english import english
-from governor.ltl.lang2ltl import translate_all
+from governor.ltl.english.lang2ltl import translate_all
+from governor.ltl.english.readback import english
+from governor.ltl.english.translate import Translation, translate_offline
 from governor.ltl.parser import to_prefix
-from governor.ltl.translate import Translation, translate_offline
 
 MAX_SENTENCES = 10_000
 """Most sentences a ``--file`` may hold."""

@@ -28,12 +28,13 @@ from governor.errors import ConfigError, SpecError, expected
 from governor.files import write_json
 from governor.ltl.conflicts import MAX_STATES, ConflictReport, check_conflicts
 from governor.ltl.domain import Domain
-from governor.ltl.domain_file import read_domain_file
+from governor.ltl.english.domain_file import read_domain_file
+from governor.ltl.english.translate import translate_offline
 from governor.ltl.operators import Eventually
 from governor.ltl.parser import parse
 from governor.ltl.syntax import Formula
-from governor.ltl.translate import translate_offline
 from governor.worlds.household.ltl_domain import household_domain
+from governor.worlds.household.ltl_phrases import HOUSEHOLD_PHRASES
 from governor.worlds.household.ltl_rules import check_task, goal_condition
 from governor.worlds.household.sim import default_scene
 from governor.worlds.household.tasks import find_task
@@ -108,7 +109,7 @@ def _file_command(args: argparse.Namespace, console: Console) -> int:
     """The check over a domain file's actions."""
     if args.domain is not None or args.task is not None or args.goal is None:
         raise ConfigError("--domain-file: expected --goal GOAL, and neither --domain nor --task")
-    parts = read_domain_file(args.domain_file)
+    parts = read_domain_file(args.domain_file, HOUSEHOLD_PHRASES)
     if parts.actions is None:
         what = "actions (or moves: true) and init in the file, for the conflicts check"
         raise ConfigError(f"{args.domain_file}: {expected(what, 'none')}")

@@ -22,7 +22,7 @@ from governor.guard.spec import (
 )
 from governor.guard.spec.propositions import ANY_TOOL, SumProp, ToolProp, UserProp
 from governor.ltl.domain import Domain
-from governor.ltl.english import english
+from governor.ltl.english.readback import english
 from governor.ltl.parser import parse
 from governor.supervision import mode_atom
 

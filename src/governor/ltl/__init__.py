@@ -1,11 +1,14 @@
-"""Temporal-logic monitors (the Safety Chip): LTLf formulas with past operators, parsing,
-progression, monitors, specification patterns, satisfiability, and the monitor constraint.
+"""Temporal logic (the Safety Chip): LTLf formulas with past operators, their parsing,
+progression, simplification, monitors, specification patterns, satisfiability, the monitor
+constraint, translation domains, action domains and the domain-aware joint check (conflicts), and
+constraint specification files.
 
 Traces are sequences of label sets (the atoms' texts that hold in each state), the initial state
-first. See :mod:`governor.ltl.progression` for the finite-trace conventions.
+first. See :mod:`governor.ltl.progression` for the finite-trace conventions. The English
+translator (sentences to formulas and back) is the sub-package :mod:`governor.ltl.english`.
 
-Imports the core types and the error tree, and the backends for the LLM translator; never a
-world (a world supplies its vocabulary as a :class:`~governor.ltl.domain.Domain`).
+Imports the core types, the error tree and the file readers; never the English translator and
+never a world (a world supplies its vocabulary as a :class:`~governor.ltl.domain.Domain`).
 """
 
 from governor.ltl.constraint import LTLConstraint, describe_change, state_change, valuation

@@ -6,7 +6,8 @@ name (``kitchen``). Objects are the arguments of the propositions and the bare n
 refers to an object when its spelling key (lower case, no spaces, ``_`` or ``-``) is an alias.
 
 World-free: imports the error tree and the LTL syntax, parser and satisfiability helpers only. A
-world builds its own domain (the household's: :mod:`governor.worlds.household.ltl_domain`).
+world builds its own domain (the household's: :mod:`governor.worlds.household.ltl_domain`), with
+its phrase table for the translator when it has one.
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ class Domain:
     the label sets a state may have (over the propositions the task's constraints mention).
     ``rooms`` are the propositions of which exactly one holds (their objects, :attr:`room_names`,
     are read as places the agent is *in*); ``places`` gives, for ``agent_at(object)``, the room
-    propositions that can hold with it.
+    propositions that can hold with it. ``phrases`` is the world's phrase table for the English
+    translator (a :class:`governor.ltl.english.grounding.world_phrases.WorldPhrases`: how its
+    verbs and described states name its propositions), or None: the logic never reads it.
     """
 
     name: str
@@ -46,6 +49,7 @@ class Domain:
     alphabet: list[frozenset[str]]
     rooms: tuple[str, ...] = ()
     places: dict[str, frozenset[str]] = field(default_factory=dict)
+    phrases: object | None = None
     known: frozenset[str] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -1,7 +1,7 @@
 """The actions of a domain file, compiled into an :class:`governor.ltl.actions.ActionDomain` for the
 domain-aware joint check (``governor ltl conflicts --domain-file``).
 
-The keys, next to those of :mod:`governor.ltl.domain_file`::
+The keys, next to those of :mod:`governor.ltl.english.domain_file`::
 
     init: [agent_at(dock)]          # the propositions true at the start (the others are false)
     moves: true                     # a go_<place> action for each place of ``places``

@@ -28,7 +28,6 @@ from governor.errors import ConfigError, SpecError, expected
 from governor.files import load_mapping
 from governor.ltl.parser import parse, parse_prefix, to_prefix
 from governor.ltl.syntax import Formula
-from governor.ltl.translate import Translation
 
 REQUIRED = ("text", "formula", "verified")
 
@@ -57,19 +56,6 @@ class Spec:
             "method": self.method,
             "grounding": dict(self.grounding),
         }
-
-
-def spec_from(translation: Translation, verified: bool = True) -> Spec:
-    """The spec of a translation (``verified``: a person accepted it after seeing it)."""
-    if translation.formula is None:
-        raise SpecError(f"{translation.sentence!r} has no formula: {translation.error}")
-    return Spec(
-        translation.sentence,
-        translation.formula,
-        verified,
-        translation.method,
-        dict(translation.grounding),
-    )
 
 
 def _field(entry: Mapping[str, Any], key: str, kind: type, where: str) -> Any:

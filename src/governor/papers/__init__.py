@@ -3,7 +3,9 @@
 ``governor bench reguard`` (:mod:`.reguard`, the computing, and :mod:`.reguard_report`, the
 tables and the command: the ReGuard paper's tables 1 to 4 over driving, commerce and the backseat
 driver), ``governor bench models`` (:mod:`.models`: every LLM path of governor on one model, run
-through the worlds' benchmarks) and ``governor demo`` (:mod:`.demo`). Sits on top beside the
+through the worlds' benchmarks), ``governor bench ltl-translate`` (:mod:`.ltl_translate`: the
+Safety Chip's English-to-LTL pattern families, scored with the household's verbs) and
+``governor demo`` (:mod:`.demo`). Sits on top beside the
 worlds: it may import the worlds, the runtime benchmarks (:mod:`governor.bench`) and the runtime
 library, never the CLI; nothing but the CLI imports it.
 """

@@ -8,8 +8,8 @@ import random
 import pytest
 
 from governor.ltl import MonitorSet, MonitorVerdict, minimal_conflict, parse
+from governor.ltl.english.translate import translate_offline
 from governor.ltl.operators import Eventually
-from governor.ltl.translate import translate_offline
 from governor.worlds.household.env import HouseholdParams, HouseholdSim
 from governor.worlds.household.episode import run_household_episode
 from governor.worlds.household.guard import alphabet, preflight, safety_chip

@@ -256,9 +256,9 @@ def zero_shot_path(backend: Backend, b: Budget) -> PathResult:
 
 def lang2ltl_path(backend: Backend, b: Budget) -> PathResult:
     """The Lang2LTL translator next to the offline one on constraint_patterns.json's sentences."""
-    from governor.ltl import lang2ltl
+    from governor.ltl.english import lang2ltl
+    from governor.ltl.english.translate import substitute, translate_offline
     from governor.ltl.parser import atom, parse_prefix
-    from governor.ltl.translate import substitute, translate_offline
     from governor.usage import metered
     from governor.worlds.household.ltl_domain import household_domain
     from governor.worlds.household.scene import safety_chip_dir

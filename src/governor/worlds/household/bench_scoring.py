@@ -17,10 +17,10 @@ from typing import Any
 
 from governor.ltl.constraint import Spec
 from governor.ltl.domain import Domain
+from governor.ltl.english.translate import translate_offline
 from governor.ltl.monitor import MonitorSet, MonitorVerdict
 from governor.ltl.specs import load_specs
 from governor.ltl.syntax import Formula
-from governor.ltl.translate import translate_offline
 from governor.worlds.household.env import HouseholdSim, Task
 from governor.worlds.household.episode import HouseholdEpisode
 from governor.worlds.household.guard import preflight

@@ -2,8 +2,9 @@
 
 The propositions are those the household labelling function produces in TestScene1 (for a task,
 those about its objects), the rooms are the four Safety Chip rooms, the aliases add the
-misspellings found in the Safety Chip data, and a task's alphabet ranges over the propositions of
-its translatable constraints.
+misspellings found in the Safety Chip data, the phrase table is the household's verbs
+(:mod:`governor.worlds.household.ltl_phrases`), and a task's alphabet ranges over the
+propositions of its translatable constraints.
 
 Imports the household world (scene, labels, tasks, simulator) and the runtime's LTL package.
 """
@@ -11,13 +12,15 @@ Imports the household world (scene, labels, tasks, simulator) and the runtime's 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from governor.ltl.domain import MAX_EXTRAS, Domain, default_aliases
+from governor.ltl.english.translate import translate_offline
 from governor.ltl.parser import atom
 from governor.ltl.satisfiability import exactly_one, one_hot
-from governor.ltl.translate import translate_offline
 from governor.worlds.household.labels import arguments, room_propositions
+from governor.worlds.household.ltl_phrases import HOUSEHOLD_PHRASES
 from governor.worlds.household.scene import SPELLING_ALIASES, SceneGraph
 from governor.worlds.household.sim import default_scene
 from governor.worlds.household.tasks import Task, find_task, load_tasks
@@ -62,13 +65,11 @@ def household_domain(
     name = "household" if task is None else f"household ({task.key})"
     base = Domain(
         name, sorted(props), household_aliases(props), [exactly_one(rooms)], one_hot(rooms),
-        rooms, places,
+        rooms, places, HOUSEHOLD_PHRASES,
     )  # fmt: skip
     if task is None:
         return base
-    return Domain(
-        name, base.propositions, base.aliases, base.rules, task_alphabet(base, task), rooms, places
-    )
+    return replace(base, alphabet=task_alphabet(base, task))
 
 
 def task_alphabet(domain: Domain, task: Task) -> list[frozenset[str]]:

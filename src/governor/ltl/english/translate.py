@@ -1,0 +1,235 @@
+"""Natural-language constraints to LTLf formulas, in the Lang2LTL style: referring expressions
+are grounded to the domain's propositions and replaced by placeholders
+(:mod:`governor.ltl.english.grounding.lift`), the lifted sentence is translated, and the groundings are
+substituted back.
+
+:func:`translate_offline` reads the lifted sentence with the clause grammar
+(:mod:`governor.ltl.english.grammar.normaliser`, :mod:`governor.ltl.english.grammar.clauses`), and falls back on the household
+templates of :mod:`governor.ltl.english.templates`; :mod:`governor.ltl.english.lang2ltl` asks an LLM instead
+(and its :func:`~governor.ltl.english.lang2ltl.translate_all` picks one of the two). A sentence neither
+can translate comes back with ``formula=None`` and the reason in ``error``: nothing is dropped.
+Each translation carries its English ``reading`` with the named choices it made
+(:mod:`governor.ltl.english.grammar.readings`), and for an ambiguous sentence the other readings.
+
+A past-tense action ("if you have closed the fridge") is grounded to its event, the state it
+leaves holding now after not holding at the step before: ``!is_open(fridge) & Y is_open(fridge)``
+(a place visited needs no event: the patterns already read a place as entered).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from governor.errors import GovernorError, SpecError
+from governor.ltl import operators as op
+from governor.ltl import syntax as s
+from governor.ltl.domain import Domain
+from governor.ltl.english.grammar import readings as rd
+from governor.ltl.english.grammar.clauses import clean, read
+from governor.ltl.english.grammar.normaliser import symbols
+from governor.ltl.english.grammar.readings import Parse, Reading
+from governor.ltl.english.grounding.lift import Lifted, lift
+from governor.ltl.english.readback import english
+from governor.ltl.english.templates import match_lifted
+from governor.ltl.satisfiability import powerset, search
+from governor.ltl.simplify import neg
+from governor.ltl.specs import Spec
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """Another reading of an ambiguous sentence: its formula, pattern and English reading."""
+
+    formula: s.Formula
+    pattern: str
+    reading: str
+
+
+@dataclass(frozen=True)
+class Translation:
+    """One sentence and what it became.
+
+    ``grounding`` maps each referring expression to its formula text; ``pattern`` names the
+    specification pattern (a key of :data:`governor.ltl.patterns.PATTERNS`) when one was used;
+    ``formula`` is None exactly when ``error`` says why not.
+    """
+
+    sentence: str
+    formula: s.Formula | None
+    method: str = "offline"
+    grounding: dict[str, str] = field(default_factory=dict)
+    pattern: str | None = None
+    error: str | None = None
+    lifted: str | None = None
+    lifted_formula: str | None = None
+    reading: str | None = None
+    ambiguous: bool = False
+    alternatives: tuple[Alternative, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.formula is not None
+
+
+def substitute(f: s.Formula, mapping: Mapping[str, s.Formula]) -> s.Formula:
+    """``f`` with every argument-free atom named in ``mapping`` replaced by its formula."""
+    if isinstance(f, s.Atom):
+        return mapping.get(f.name, f) if not f.args else f
+    if isinstance(f, s.Unary):
+        return type(f)(substitute(f.arg, mapping))
+    if isinstance(f, s.Binary):
+        return type(f)(substitute(f.left, mapping), substitute(f.right, mapping))
+    if isinstance(f, s.NAry):
+        return type(f)(tuple(substitute(x, mapping) for x in f.args))
+    return f
+
+
+def phrase_grounding(lifted: Lifted) -> dict[str, str]:
+    """Referring expression -> grounded formula text, for display."""
+    return {p.text: str(p.formula) for p in lifted.phrases}
+
+
+def _is_place(f: s.Formula, domain: Domain) -> bool:
+    return isinstance(f, s.Atom) and (f.label in domain.rooms or f.name == "agent_at")
+
+
+def _is_bare(f: s.Formula) -> bool:
+    """Whether ``f`` is a bare proposition (a state such as ``alarm``), or its negation."""
+    g = f.arg if isinstance(f, op.Not) else f
+    return isinstance(g, s.Atom) and not g.args
+
+
+def event(f: s.Formula) -> s.Formula:
+    """The event of ``f`` starting to hold: ``f & Y !f`` (false at the first step)."""
+    return op.And((f, op.Yesterday(neg(f))))
+
+
+def _is_action_state(f: s.Formula) -> bool:
+    """Whether ``f`` is about objects' states (``is_open(fridge)``), not places or bare names."""
+    atoms = list(f.atoms())
+    return bool(atoms) and all(a.args and a.name != "agent_at" for a in atoms)
+
+
+def _mapping(lifted: Lifted, perf: frozenset[str]) -> tuple[dict[str, s.Formula], bool]:
+    out, used = lifted.grounding(), False
+    for name in perf:
+        f = out.get(name)
+        if f is not None and _is_action_state(f):
+            out[name], used = event(f), True
+    return out, used
+
+
+def translate_offline(
+    sentence: str, domain: Domain, convention: str = rd.SAFETY_CHIP
+) -> Translation:
+    """Translate one sentence with the grounding rules and the clause grammar (the pattern
+    templates when the grammar reads nothing); ``convention`` names the future avoidance."""
+    rd.check_convention(convention)
+    try:
+        lifted = lift(sentence, domain)
+    except GovernorError as exc:
+        return Translation(sentence, None, error=f"grounding: {exc}")
+    grounding = phrase_grounding(lifted)
+    if not lifted.phrases:
+        return Translation(
+            sentence, None, error="grounding: no place, object or action of the domain found",
+            lifted=lifted.text,
+        )  # fmt: skip
+    places = {p.placeholder for p in lifted.phrases if _is_place(p.formula, domain)}
+    props = {
+        p.placeholder for p in lifted.phrases if _is_bare(p.formula) and p.placeholder not in places
+    }
+    syms = symbols(lifted.tokens)
+    mapping, evented = _mapping(lifted, clean(syms, places).perf)
+    try:
+        parses = read(syms, places, props) or _templates(lifted.text)
+        formulas = [p.reading.formula(convention) for p in parses]
+        lifted_formula = formulas[0] if len(formulas) == 1 else op.And(tuple(formulas))
+        if len(parses) > 1 and contradicts(lifted_formula, places, props):
+            raise SpecError(
+                f"expected clauses that one run can satisfy together, found a contradiction: "
+                f"{lifted_formula} (one clause is read wrongly)"
+            )
+        grounded = domain.check(substitute(lifted_formula, mapping))
+    except SpecError as exc:
+        return Translation(sentence, None, grounding=grounding, error=str(exc), lifted=lifted.text)
+    extra = (rd.PAST_EVENT,) if evented else ()
+    notes = tuple(n for p in parses for n in p.reading.notes) + extra
+    alternatives: tuple[Alternative, ...] = ()
+    if len(parses) == 1:
+        alternatives = tuple(
+            _alternative(r, mapping, domain, convention, extra) for r in parses[0].alternatives
+        )
+    return Translation(
+        sentence, grounded, "offline", grounding, "+".join(p.reading.family for p in parses),
+        None, lifted.text, str(lifted_formula), rd.reading_text(english(grounded, domain), notes, convention),
+        bool(alternatives), alternatives,
+    )  # fmt: skip
+
+
+def contradicts(f: s.Formula, places: set[str], props: set[str]) -> bool:
+    """Whether the lifted formula ``f`` over placeholders is proven to have no trace. Places are
+    not kept one at a time: on finite traces "visit A and B again and again" ends in both at once.
+    A search cut off by its budget, another atom, or more than six atoms is no proof."""
+    names = {a.name for a in f.atoms()}
+    if not names <= places | props or len(names) > 6:
+        return False
+    found = search(f, powerset(sorted(names)), max_depth=32, max_states=4000)
+    return found.trace is None and found.exhaustive
+
+
+def _alternative(
+    r: Reading, mapping: dict[str, s.Formula], domain: Domain, convention: str,
+    extra: tuple[str, ...],
+) -> Alternative:  # fmt: skip
+    f = domain.check(substitute(r.formula(convention), mapping))
+    text = rd.reading_text(english(f, domain), (*r.notes, *extra), convention)
+    return Alternative(f, r.family, text)
+
+
+def _templates(text: str) -> list[Parse]:
+    """The household templates' reading; a precedence is read as the authors' past avoidance."""
+    found = match_lifted(text)
+    if found is None:
+        raise SpecError(f"no template matches the lifted sentence {text!r}")
+    name, formula = found
+    if isinstance(formula, op.WeakUntil):
+        weak = _Fixed(name, (), None, rd.family_notes(name), (), formula)
+        strong = op.Until(formula.left, formula.right)
+        return [Parse(_Fixed("past_avoid", (), None, (rd.STRONG,), (), strong), (weak,))]
+    return [Parse(_Fixed(name, (), None, rd.family_notes(name), (), formula))]
+
+
+@dataclass(frozen=True)
+class _Fixed(Reading):
+    """A reading whose lifted formula the templates built."""
+
+    fixed: s.Formula = s.TRUE
+
+    def formula(self, convention: str = rd.SAFETY_CHIP) -> s.Formula:
+        return self.fixed
+
+
+def conjoin(translations: Sequence[Translation]) -> s.Formula:
+    """The conjunction of the translations' formulas; an error names any untranslated sentence."""
+    failed = [t.sentence for t in translations if t.formula is None]
+    if failed:
+        raise SpecError(f"expected every sentence translated, found untranslated: {failed}")
+    formulas = [t.formula for t in translations if t.formula is not None]
+    if not formulas:
+        raise SpecError("expected at least one translation, found none")
+    return formulas[0] if len(formulas) == 1 else op.And(tuple(formulas))
+
+
+def spec_from(translation: Translation, verified: bool = True) -> Spec:
+    """The spec of a translation (``verified``: a person accepted it after seeing it)."""
+    if translation.formula is None:
+        raise SpecError(f"{translation.sentence!r} has no formula: {translation.error}")
+    return Spec(
+        translation.sentence,
+        translation.formula,
+        verified,
+        translation.method,
+        dict(translation.grounding),
+    )
