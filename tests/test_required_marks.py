@@ -7,9 +7,7 @@ outcome with and without the variable.
 from __future__ import annotations
 
 import pytest
-
 from required_marks import ENV
-
 
 INI = """
 [pytest]
