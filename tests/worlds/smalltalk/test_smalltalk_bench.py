@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import json
 import math
@@ -76,6 +77,12 @@ def test_metrics():
 
 def test_demo_section_writes_json_and_plot(data_dir: Path, tmp_path: Path, monkeypatch):
     monkeypatch.setenv("GOVERNOR_CONVERSATIONS", str(data_dir))
+    run = smalltalk.run  # the section's layout at a test budget (make demo runs its own)
+
+    def small(cfg: smalltalk.SmallTalkBenchConfig) -> dict:
+        return run(dataclasses.replace(cfg, conversations=2, turns=2, human_turns=20, embed="off"))
+
+    monkeypatch.setattr(smalltalk, "run", small)
     console = Console(file=io.StringIO(), width=160)
     section = smalltalk.demo_section(tmp_path, console)
     assert section.images == ["smalltalk.png"] and section.files == ["smalltalk.json"]
