@@ -6,8 +6,10 @@ checks a proposed call (``GuardSession.check``: the policy's rules over the sess
 no model call) and, when every rule admits it, commits it (``GuardSession.commit``: the monitors
 advance and the store keeps it) before the caller runs it; a refused call is not recorded and
 must not run. :meth:`ToolJudge.after_call` adds the tool's result to the session's conversation
-(a ``tool`` message, bounded by :data:`MAX_RESULT_CHARS`), saved with the next committed call, so
-rules over results see it. A policy's ``tools`` section refuses a call to a tool it does not
+(a ``tool`` message, bounded by :data:`MAX_RESULT_CHARS`), and :meth:`ToolJudge.hear` a user's
+turn, each saved with the next committed action, so rules over results and user turns see them;
+:meth:`ToolJudge.judge_reply` judges (and, admitted, commits) the assistant's text reply by the
+policy's checks on text. A policy's ``tools`` section refuses a call to a tool it does not
 expose under the name ``tools``. Every failure to judge (a store that fails, arguments that
 cannot be read) refuses the call: the judge fails closed.
 
@@ -22,12 +24,13 @@ import asyncio
 import json
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from governor.backends.base import Backend, ChatRequest, ChatResult
+from governor.core import Verdict
 from governor.errors import BackendError, GovernorError
 from governor.guard import Guard, GuardPolicy, GuardSession, SessionStore, load_policy
 
@@ -65,6 +68,7 @@ class Judgement:
 
     allowed: bool
     tool: str
+    """The tool called; empty for a text reply."""
     call_id: str
     rules: tuple[str, ...] = ()
     """The rules that refused it (``tools`` for a tool not exposed, ``judge_failed`` when it
@@ -75,12 +79,14 @@ class Judgement:
     """The check's JSON summary (session, admissible, verdicts, rejected_by)."""
 
 
-def refusal_message(tool: str, rules: Mapping[str, str]) -> str:
-    """The text of a refusal: the tool, then each refusing rule's name and why."""
+def refusal_message(tool: str | None, rules: Mapping[str, str]) -> str:
+    """The text of a refusal: the call to ``tool`` (None: the reply), then each refusing rule's
+    name and why."""
     said = "; ".join(
         f"rule {name}: {why}" if why else f"rule {name}" for name, why in rules.items()
     )
-    return f"governor refused the call to {tool}: {said}"
+    what = "the reply" if tool is None else f"the call to {tool}"
+    return f"governor refused {what}: {said}"
 
 
 class ToolJudge:
@@ -121,10 +127,30 @@ class ToolJudge:
 
     async def after_call(self, call_id: str, result: str) -> None:
         """Add the result of the allowed call ``call_id`` to the session's conversation."""
-        text = result if len(result) <= MAX_RESULT_CHARS else result[:MAX_RESULT_CHARS] + " [cut]"
+        await self.hear({"role": "tool", "tool_call_id": call_id, "content": result})
+
+    async def hear(self, message: Mapping[str, Any]) -> None:
+        """Add a user or tool message to the session's conversation (its text cut at
+        :data:`MAX_RESULT_CHARS`): rules over user turns and results read it."""
+        said = str(message.get("content") or "")
+        if len(said) > MAX_RESULT_CHARS:
+            said = said[:MAX_RESULT_CHARS] + " [cut]"
         async with self._lock:
             messages = await self._history()
-            messages.append({"role": "tool", "tool_call_id": call_id, "content": text})
+            messages.append({**message, "content": said})
+
+    async def judge_reply(self, text: str) -> Judgement:
+        """Judge the assistant's text reply by the policy's checks on text (``checks.assistant``);
+        when admitted it is committed. Refusals name the rules, as for a tool call."""
+        async with self._lock:
+            try:
+                return await self._check_commit({"role": "assistant", "content": text}, None, "")
+            except GovernorError as exc:
+                self._messages = None
+                why = f"the reply could not be judged, so it is refused ({exc})"
+                return Judgement(
+                    False, "", "", (JUDGE_FAILED,), refusal_message(None, {JUDGE_FAILED: why})
+                )
 
     async def _history(self) -> list[dict[str, Any]]:
         if self._messages is None:
@@ -145,24 +171,26 @@ class ToolJudge:
                 {"id": call_id, "type": "function", "function": {"name": tool, "arguments": args}}
             ],
         }
+        return await self._check_commit(candidate, tool, call_id)
+
+    async def _check_commit(
+        self, candidate: Mapping[str, Any], tool: str | None, call_id: str
+    ) -> Judgement:
+        """Check ``candidate`` (a call of ``tool``; None: a text reply), commit it if admitted."""
         messages = await self._history()
         checked = await self.session.check(candidate, messages=messages)
-        if not checked.admissible:
-            why = {
-                v.constraint: v.error or v.descriptor for v in checked.verdicts if not v.admissible
-            }
-            return Judgement(
-                False, tool, call_id, tuple(why), refusal_message(tool, why), checked.summary
-            )
-        committed = await self.session.commit(candidate, messages=messages)
-        messages.append(candidate)
-        if not committed.admissible:  # another instance moved the session on in between
-            why = {
-                v.constraint: v.error or v.descriptor
-                for v in committed.verdicts
-                if not v.admissible
-            }
-            return Judgement(
-                False, tool, call_id, tuple(why), refusal_message(tool, why), committed.summary
-            )
-        return Judgement(True, tool, call_id, summary=checked.summary)
+        result = checked
+        if checked.admissible:
+            result = await self.session.commit(candidate, messages=messages)
+            messages.append(dict(candidate))
+            # (not admissible now: another instance moved a shared session on in between)
+        if not result.admissible:
+            why = _refusing(result.verdicts)
+            message = refusal_message(tool, why)
+            return Judgement(False, tool or "", call_id, tuple(why), message, result.summary)
+        return Judgement(True, tool or "", call_id, summary=checked.summary)
+
+
+def _refusing(verdicts: Sequence[Verdict]) -> dict[str, str]:
+    """Each refusing constraint's name and why."""
+    return {v.constraint: v.error or v.descriptor for v in verdicts if not v.admissible}
