@@ -22,11 +22,13 @@ from typing import Any
 
 import httpx
 import mcp.types as types
+import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.memory import create_connected_server_and_client_session
 
+from governor.cli import main
 from governor.guard import MemoryStore, SqliteStore, StoreError
 from governor.integrations.mcp_gateway import UpstreamServer, gateway_to
 from governor.integrations.tool_judge import judging_guard
@@ -223,3 +225,12 @@ def test_a_call_that_cannot_be_recorded_is_refused_and_never_sent(tmp_path: Path
     assert governor_meta(results[0])["rules"] == ["judge_failed"]
     assert "the disk is full" in text(results[0])
     assert seen(calls) == []
+
+
+def test_the_command_without_a_server_says_what_it_expected(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["mcp", "--policy", str(POLICY)]) == 2
+    assert "expected a command or a URL" in capsys.readouterr().err
+    assert main(["mcp", "--policy", str(POLICY), "--http", "nowhere", "--", "true"]) == 2
+    assert "--http: expected HOST:PORT" in capsys.readouterr().err

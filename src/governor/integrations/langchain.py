@@ -33,7 +33,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from governor.guard import Guard
-from governor.integrations.tool_judge import Judgement, ToolJudge
+from governor.integrations.tool_judge import Judgement, Judges, ToolJudge
 
 T = TypeVar("T")
 SessionOf = str | Callable[[Any], str]
@@ -77,8 +77,7 @@ class GovernorMiddleware(AgentMiddleware):
         super().__init__()
         self.guard = guard
         self.session = session
-        self._judges: dict[str, ToolJudge] = {}
-        self._heard: dict[str, set[str]] = {}
+        self._judges = Judges(guard)
 
     @property
     def name(self) -> str:
@@ -86,11 +85,9 @@ class GovernorMiddleware(AgentMiddleware):
 
     def judge(self, context: Any) -> ToolJudge:
         """The judge of the session the run's ``context`` belongs to."""
-        session_id = self.session if isinstance(self.session, str) else self.session(context)
-        found = self._judges.get(session_id)
-        if found is None:
-            found = self._judges[session_id] = ToolJudge(self.guard, session_id)
-        return found
+        return self._judges(
+            self.session if isinstance(self.session, str) else self.session(context)
+        )
 
     # ------------------------------------------------------------------ the model call
 
@@ -109,12 +106,9 @@ class GovernorMiddleware(AgentMiddleware):
 
     async def _hear(self, judge: ToolJudge, messages: list[AnyMessage]) -> None:
         """Add the user turns not heard yet to the session."""
-        heard = self._heard.setdefault(judge.session.id, set())
         for i, m in enumerate(messages):
-            key = m.id or f"#{i}"
-            if isinstance(m, HumanMessage) and key not in heard:
-                heard.add(key)
-                await judge.hear({"role": "user", "content": _text(m.content)})
+            if isinstance(m, HumanMessage):
+                await judge.hear({"role": "user", "content": _text(m.content)}, m.id or f"#{i}")
 
     async def _judge_reply(self, judge: ToolJudge, response: ModelResponse) -> ModelResponse:
         """A text reply judged; refused, it becomes the policy's default fallback text."""

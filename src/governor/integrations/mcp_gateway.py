@@ -26,7 +26,6 @@ import json
 import logging
 import os
 import uuid
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,14 +38,11 @@ from mcp.server.lowlevel import NotificationOptions, Server
 
 from governor.errors import ConfigError, expected
 from governor.guard import Guard
-from governor.integrations.tool_judge import MAX_RESULT_CHARS, Judgement, ToolJudge
+from governor.integrations.tool_judge import MAX_RESULT_CHARS, Judgement, Judges
 
 log = logging.getLogger(__name__)
 
 SESSION_HEADER = "mcp-session-id"
-MAX_SESSIONS = 10_000
-"""The most sessions whose judges are kept in memory (the least recently used is dropped first;
-its state stays in the store and is read again when it comes back)."""
 SESSION_PREFIX = "mcp:"
 
 
@@ -136,7 +132,8 @@ class Gateway:
         self.server.request_handlers[types.CallToolRequest] = self._call_tool
         fixed = f"{SESSION_PREFIX}{uuid.uuid4().hex}"
         self._session_id = session_id or (lambda: fixed)
-        self._judges: OrderedDict[str, ToolJudge] = OrderedDict()
+        self.judge = Judges(guard)
+        """The judge of a session id."""
 
     def initialization_options(self) -> Any:
         return self.server.create_initialization_options(NotificationOptions(), {})
@@ -152,16 +149,6 @@ class Gateway:
         if not found:
             raise ConfigError(f"MCP request: expected an {SESSION_HEADER} header, found none")
         return f"{SESSION_PREFIX}{found}"
-
-    def judge(self, session_id: str) -> ToolJudge:
-        """The judge of ``session_id`` (kept for the :data:`MAX_SESSIONS` most recent)."""
-        found = self._judges.pop(session_id, None)
-        if found is None:
-            found = ToolJudge(self.guard, session_id)
-        self._judges[session_id] = found
-        while len(self._judges) > MAX_SESSIONS:
-            self._judges.popitem(last=False)
-        return found
 
     async def _list_tools(self, request: types.ListToolsRequest | None) -> types.ServerResult:
         cursor = None if request is None or request.params is None else request.params.cursor

@@ -43,7 +43,7 @@ from agents import (
 )
 
 from governor.guard import Guard
-from governor.integrations.tool_judge import Judgement, ToolJudge
+from governor.integrations.tool_judge import Judgement, Judges, ToolJudge
 
 SessionOf = str | Callable[[Any], str]
 """A session id, or a function of the run's context object (``Runner.run(..., context=...)``)."""
@@ -76,7 +76,7 @@ class AgentGuard:
         self.guard = guard
         self.session = session
         self.on_refusal = on_refusal
-        self._judges: dict[str, ToolJudge] = {}
+        self._judges = Judges(guard)
         self.tool_input: ToolInputGuardrail[Any] = ToolInputGuardrail(
             self._tool_input, name="governor"
         )
@@ -90,11 +90,9 @@ class AgentGuard:
 
     def judge(self, context: Any) -> ToolJudge:
         """The judge of the session the run's ``context`` belongs to."""
-        session_id = self.session if isinstance(self.session, str) else self.session(context)
-        found = self._judges.get(session_id)
-        if found is None:
-            found = self._judges[session_id] = ToolJudge(self.guard, session_id)
-        return found
+        return self._judges(
+            self.session if isinstance(self.session, str) else self.session(context)
+        )
 
     def guarded(self, tool: FunctionTool) -> FunctionTool:
         """``tool`` with governor's tool input and output guardrails added."""

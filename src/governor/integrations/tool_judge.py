@@ -23,7 +23,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +44,9 @@ TOOLS_RULE = "tools"
 """The name a refusal by the policy's ``tools`` section carries."""
 JUDGE_FAILED = "judge_failed"
 """The name a refusal carries when the call could not be judged (fail closed)."""
+MAX_SESSIONS = 10_000
+"""The most sessions whose judges an integration keeps in memory (the least recently used is
+dropped first; its state stays in the store and is read again when it comes back)."""
 
 
 class JudgeOnly(Backend):
@@ -98,6 +103,8 @@ class ToolJudge:
         self.session: GuardSession = guard.session(session_id)
         self._messages: list[dict[str, Any]] | None = None
         self._lock = asyncio.Lock()
+        self.heard: set[str] = set()
+        """The keys of the messages :meth:`hear` added (a framework's message ids)."""
 
     async def before_call(
         self, tool: str, arguments: Mapping[str, Any] | str | None, call_id: str | None = None
@@ -129,9 +136,14 @@ class ToolJudge:
         """Add the result of the allowed call ``call_id`` to the session's conversation."""
         await self.hear({"role": "tool", "tool_call_id": call_id, "content": result})
 
-    async def hear(self, message: Mapping[str, Any]) -> None:
+    async def hear(self, message: Mapping[str, Any], key: str | None = None) -> None:
         """Add a user or tool message to the session's conversation (its text cut at
-        :data:`MAX_RESULT_CHARS`): rules over user turns and results read it."""
+        :data:`MAX_RESULT_CHARS`): rules over user turns and results read it. A message whose
+        ``key`` was heard before is not added again."""
+        if key is not None:
+            if key in self.heard:
+                return
+            self.heard.add(key)
         said = str(message.get("content") or "")
         if len(said) > MAX_RESULT_CHARS:
             said = said[:MAX_RESULT_CHARS] + " [cut]"
@@ -194,3 +206,24 @@ class ToolJudge:
 def _refusing(verdicts: Sequence[Verdict]) -> dict[str, str]:
     """Each refusing constraint's name and why."""
     return {v.constraint: v.error or v.descriptor for v in verdicts if not v.admissible}
+
+
+class Judges:
+    """The judges of one guard's sessions, by session id (the :data:`MAX_SESSIONS` most recently
+    used are kept)."""
+
+    def __init__(self, guard: Guard) -> None:
+        self.guard = guard
+        self._judges: OrderedDict[str, ToolJudge] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, session_id: str) -> ToolJudge:
+        """The judge of ``session_id``."""
+        with self._lock:
+            found = self._judges.pop(session_id, None)
+            if found is None:
+                found = ToolJudge(self.guard, session_id)
+            self._judges[session_id] = found
+            while len(self._judges) > MAX_SESSIONS:
+                self._judges.popitem(last=False)
+            return found
