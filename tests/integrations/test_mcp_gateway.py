@@ -135,6 +135,8 @@ def test_the_http_gateway_keeps_one_governor_session_per_mcp_session(tmp_path: P
         assert refused.isError and "verify_before_refund" in text(refused)
 
     async def main() -> None:
+        rebound = httpx.post(url, headers={"Host": "evil.example:80"}, json={}, timeout=5)
+        assert rebound.status_code == 421  # DNS rebinding protection on a loopback address
         await client(verified_then_paid)
         await client(not_verified)  # another MCP session: bob's verification is not hers
 

@@ -217,29 +217,50 @@ async def serve_stdio(
         await gateway.server.run(read, write, gateway.initialization_options())
 
 
-def http_app(gateway: Gateway, *, path: str = "/mcp") -> Any:
-    """A Starlette app serving ``gateway`` over streamable HTTP at ``path`` (each client its own
-    MCP session, and so its own governor session)."""
-    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-    from starlette.applications import Starlette
-    from starlette.routing import Mount
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
-    manager = StreamableHTTPSessionManager(app=gateway.server)
+
+def http_app(gateway: Gateway, *, host: str, path: str = "/mcp") -> Any:
+    """A Starlette app serving ``gateway`` over streamable HTTP at ``path`` (each client its own
+    MCP session, and so its own governor session). On a loopback ``host`` the SDK's DNS
+    rebinding protection is on (only loopback Host and Origin headers), as FastMCP does: a web
+    page the user visits cannot reach the gateway through the browser."""
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from mcp.server.transport_security import TransportSecuritySettings
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    security = None
+    if host in LOOPBACK:
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        )
+    manager = StreamableHTTPSessionManager(app=gateway.server, security_settings=security)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
         async with manager.run():
             yield
 
-    return Starlette(routes=[Mount(path, app=manager.handle_request)], lifespan=lifespan)
+    class Endpoint:  # an ASGI app at exactly ``path`` (a Mount would redirect ``/mcp`` first)
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            await manager.handle_request(scope, receive, send)
+
+    route = Route(path, endpoint=Endpoint(), methods=["GET", "POST", "DELETE"])
+    return Starlette(routes=[route], lifespan=lifespan)
 
 
 async def serve_http(guard: Guard, server: UpstreamServer, *, host: str, port: int) -> None:
-    """Serve the gateway over streamable HTTP at ``http://host:port/mcp`` until stopped."""
+    """Serve the gateway over streamable HTTP at ``http://host:port/mcp`` until stopped. It asks
+    no credentials: serve it on a loopback address, or behind a proxy that authenticates."""
     import uvicorn
 
     async with gateway_to(guard, server) as gateway:
-        config = uvicorn.Config(http_app(gateway), host=host, port=port, log_level="info")
+        config = uvicorn.Config(
+            http_app(gateway, host=host), host=host, port=port, log_level="info"
+        )
         await uvicorn.Server(config).serve()
 
 
