@@ -87,7 +87,9 @@ def main() -> None:
         good = run(GOOD_RUN, "alice-1")
         long = run(LONG_RUN, "alice-2")
     print("tools that ran:", good["ran"])
-    refused = [m.content for m in good["messages"] if isinstance(m, ToolMessage) and m.status == "error"]
+    refused = [
+        m.content for m in good["messages"] if isinstance(m, ToolMessage) and m.status == "error"
+    ]
     print("what the model read after its first call:", refused)
     print("final answer:", good["messages"][-1].content)
     print("a long answer became:", long["messages"][-1].content)

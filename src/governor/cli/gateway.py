@@ -38,7 +38,11 @@ def add_mcp_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="HOST:PORT",
         help="serve the gateway over streamable HTTP at http://HOST:PORT/mcp (default: stdio)",
     )
-    mcp.add_argument("--store", default="memory", help="memory, sqlite:PATH or postgres:DSN")
+    mcp.add_argument(
+        "--store",
+        default="memory",
+        help="memory, sqlite:PATH or postgres:DSN (default: %(default)s)",
+    )
     mcp.add_argument("--session", help="the stdio client's session id (default: a fresh one)")
     mcp.add_argument("server", nargs=argparse.REMAINDER, help="-- COMMAND ARGS... of the server")
     mcp.set_defaults(handler=mcp_command)

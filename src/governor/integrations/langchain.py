@@ -32,7 +32,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMes
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from governor.guard import Guard
+from governor.guard import Guard, SyncInLoopError
 from governor.integrations.tool_judge import Judgement, Judges, ToolJudge
 
 T = TypeVar("T")
@@ -66,8 +66,15 @@ _SYNC = threading.Lock()
 
 
 def _run(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    with _SYNC:
-        return asyncio.run(make())
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        with _SYNC:
+            return asyncio.run(make())
+    raise SyncInLoopError(
+        "GovernorMiddleware: expected the sync agent path (invoke) outside a running event loop,"
+        " found one running; use `await agent.ainvoke(...)` there"
+    )
 
 
 class GovernorMiddleware(AgentMiddleware):

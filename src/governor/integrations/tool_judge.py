@@ -175,7 +175,10 @@ class ToolJudge:
     async def _judge(
         self, tool: str, arguments: Mapping[str, Any] | str | None, call_id: str
     ) -> Judgement:
-        args = arguments if isinstance(arguments, str) else json.dumps(dict(arguments or {}))
+        if isinstance(arguments, str):  # JSON text; none at all (a tool without parameters): {}
+            args = arguments if arguments.strip() else "{}"
+        else:
+            args = json.dumps(dict(arguments or {}))
         candidate = {
             "role": "assistant",
             "content": None,
