@@ -172,7 +172,12 @@ class Gateway:
             log.info("refused %s in %s: %s", name, judge.session.id, ", ".join(judgement.rules))
             return types.ServerResult(refused_result(judgement))
         try:
-            result = await self.upstream.call_tool(name, arguments)
+            # send_request, not call_tool: the client downstream validates the result against
+            # the tool's output schema; validating it here too would cost some 8 ms of CPU per
+            # call (jsonschema checks the schema each time) and turn a call that ran into an error
+            params = types.CallToolRequestParams(name=name, arguments=arguments)
+            request_out = types.ClientRequest(types.CallToolRequest(params=params))
+            result = await self.upstream.send_request(request_out, types.CallToolResult)
         except Exception as exc:  # the call was judged and sent: record what came back
             log.warning("the MCP server failed on %s: %s: %s", name, type(exc).__name__, exc)
             await judge.after_call(judgement.call_id, f"error: the server failed: {exc}")

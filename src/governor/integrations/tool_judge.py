@@ -193,7 +193,7 @@ class ToolJudge:
     ) -> Judgement:
         """Check ``candidate`` (a call of ``tool``; None: a text reply), commit it if admitted."""
         messages = await self._history()
-        checked = await self.session.check(candidate, messages=messages)
+        checked = await self.session.check(candidate, messages=messages, inline=True)
         result = checked
         if checked.admissible:
             result = await self.session.commit(candidate, messages=messages)
