@@ -2,7 +2,8 @@
 
 Tools ``verify_identity``, ``refund``, ``lookup_order`` and ``delete_account``; each call it
 receives is appended, as one JSON line, to the file named by its first argument, so a test can
-tell which calls reached it. Run: ``python refund_server.py CALLS.jsonl``.
+tell which calls reached it. Run: ``python refund_server.py CALLS.jsonl`` (stdio) or
+``python refund_server.py CALLS.jsonl PORT`` (streamable HTTP at ``http://127.0.0.1:PORT/mcp``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from pathlib import Path
 from mcp.server.fastmcp import FastMCP
 
 CALLS = Path(sys.argv[1])
-server = FastMCP("refund-desk")
+PORT = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+server = FastMCP("refund-desk", host="127.0.0.1", port=PORT or 8000)
 
 
 def _seen(tool: str, **args: object) -> None:
@@ -51,4 +53,4 @@ def delete_account(customer: str) -> str:
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    server.run("streamable-http" if PORT else "stdio")

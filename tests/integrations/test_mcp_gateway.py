@@ -142,15 +142,7 @@ def test_the_http_gateway_keeps_one_governor_session_per_mcp_session(tmp_path: P
 
     with log.open("w") as out, subprocess.Popen(command, env=env(), stderr=out) as process:
         try:
-            deadline = time.monotonic() + 60
-            while True:
-                assert process.poll() is None, log.read_text()
-                try:
-                    httpx.get(url, timeout=1)
-                    break
-                except httpx.TransportError:
-                    assert time.monotonic() < deadline, "the gateway did not start"
-                    time.sleep(0.2)
+            started(url, process, log)
             asyncio.run(main())
         finally:
             process.terminate()
@@ -158,11 +150,28 @@ def test_the_http_gateway_keeps_one_governor_session_per_mcp_session(tmp_path: P
     assert [c["tool"] for c in seen(calls)] == ["verify_identity", "refund"]
 
 
+def started(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    """Wait until ``url`` answers (any status) while ``process`` runs."""
+    deadline = time.monotonic() + 60
+    while True:
+        assert process.poll() is None, log.read_text()
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.TransportError:
+            assert time.monotonic() < deadline, f"{url} did not start"
+            time.sleep(0.2)
+
+
 def run_in_process(
-    store: Any, session: str, calls: Path, work: Callable[[ClientSession], Awaitable[None]]
+    store: Any,
+    session: str,
+    calls: Path,
+    work: Callable[[ClientSession], Awaitable[None]],
+    server: UpstreamServer | None = None,
 ) -> None:
     guard = judging_guard(POLICY, store=store)
-    server = UpstreamServer((sys.executable, str(SERVER), str(calls)))
+    server = server or UpstreamServer((sys.executable, str(SERVER), str(calls)))
 
     async def main() -> None:
         async with (
@@ -236,3 +245,25 @@ def test_the_command_without_a_server_says_what_it_expected(
     assert "expected a command or a URL" in capsys.readouterr().err
     assert main(["mcp", "--policy", str(POLICY), "--http", "nowhere", "--", "true"]) == 2
     assert "--http: expected HOST:PORT" in capsys.readouterr().err
+
+
+def test_a_server_behind_a_url_is_guarded_the_same_way(tmp_path: Path) -> None:
+    calls, port, log = tmp_path / "calls.jsonl", free_port(), tmp_path / "server.log"
+    command = [sys.executable, str(SERVER), str(calls), str(port)]
+    url = f"http://127.0.0.1:{port}/mcp"
+    results: list[types.CallToolResult] = []
+
+    async def work(client: ClientSession) -> None:
+        results.append(await client.call_tool("refund", {"customer": "dan", "amount": 3}))
+        results.append(await client.call_tool("verify_identity", {"customer": "dan"}))
+
+    with log.open("w") as out, subprocess.Popen(command, env=env(), stderr=out) as process:
+        try:
+            started(url, process, log)
+            run_in_process(MemoryStore(), "s", calls, work, UpstreamServer(url=url))
+        finally:
+            process.terminate()
+            process.wait(30)
+    assert results[0].isError and "verify_before_refund" in text(results[0])
+    assert text(results[1]) == "dan is verified"
+    assert seen(calls) == [{"tool": "verify_identity", "args": {"customer": "dan"}}]
