@@ -87,6 +87,7 @@ async def the_refund_story(client: ClientSession, calls: Path) -> None:
     ]
 
 
+@pytest.mark.slow  # starts processes: the server, or the gateway and the server
 def test_the_cli_gateway_over_stdio_refuses_a_forbidden_call_before_the_server(
     tmp_path: Path,
 ) -> None:
@@ -110,6 +111,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.slow  # starts processes: the server, or the gateway and the server
 def test_the_http_gateway_keeps_one_governor_session_per_mcp_session(tmp_path: Path) -> None:
     calls, port = tmp_path / "calls.jsonl", free_port()
     command = [sys.executable, "-m", "governor.cli", "mcp", "--policy", str(POLICY)]
@@ -186,6 +188,7 @@ def run_in_process(
         guard.executor.shutdown(wait=True)
 
 
+@pytest.mark.slow  # starts processes: the server, or the gateway and the server
 def test_a_session_continues_from_the_store_across_gateways(tmp_path: Path) -> None:
     calls = tmp_path / "calls.jsonl"
     store = SqliteStore(tmp_path / "sessions.db")
@@ -247,6 +250,7 @@ def test_the_command_without_a_server_says_what_it_expected(
     assert "--http: expected HOST:PORT" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # starts processes: the server, or the gateway and the server
 def test_a_server_behind_a_url_is_guarded_the_same_way(tmp_path: Path) -> None:
     calls, port, log = tmp_path / "calls.jsonl", free_port(), tmp_path / "server.log"
     command = [sys.executable, str(SERVER), str(calls), str(port)]
