@@ -69,6 +69,7 @@ def build_parser() -> Parser:
         add_calibrate_parser,
         add_chat_parser,
     )
+    from governor.cli.gateway import add_mcp_parser
     from governor.cli.ltl import add_ltl_parser
     from governor.cli.model import add_model_parser
     from governor.cli.policy import add_policy_parser
@@ -130,6 +131,7 @@ def build_parser() -> Parser:
     add_train_parser(sub)
     add_eval_parser(sub)
     add_serve_parser(sub)
+    add_mcp_parser(sub)
     add_model_parser(sub)
     return parser
 

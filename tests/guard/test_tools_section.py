@@ -1,0 +1,38 @@
+"""The policy's ``tools`` section: which tools a gateway lists and lets through."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from governor.errors import ConfigError
+from governor.guard import policy_from_mapping
+
+
+def test_no_section_exposes_every_tool() -> None:
+    tools = policy_from_mapping({}).tools
+    assert tools.allows("refund") and tools.allows("anything")
+
+
+def test_expose_then_hide() -> None:
+    tools = policy_from_mapping(
+        {"tools": {"expose": ["refund", "lookup"], "hide": ["lookup"]}}
+    ).tools
+    assert tools.allows("refund")
+    assert not tools.allows("lookup")  # hidden after being exposed
+    assert not tools.allows("delete_account")  # not exposed
+
+
+@pytest.mark.parametrize(
+    ("section", "where"),
+    [
+        ({"expose": "refund"}, "tools.expose"),
+        ({"hide": [""]}, "tools.hide[0]"),
+        ({"show": ["refund"]}, "tools: unknown key(s) show"),
+        ("refund", "tools"),
+    ],
+)
+def test_a_bad_section_names_where(section: object, where: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(f"p.yaml: {where}")):
+        policy_from_mapping({"tools": section}, source="p.yaml")
