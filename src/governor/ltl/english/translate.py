@@ -124,8 +124,19 @@ def translate_offline(
     sentence: str, domain: Domain, convention: str = rd.SAFETY_CHIP
 ) -> Translation:
     """Translate one sentence with the grounding rules and the clause grammar (the pattern
-    templates when the grammar reads nothing); ``convention`` names the future avoidance."""
+    templates when the grammar reads nothing); ``convention`` names the future avoidance.
+
+    Never raises for a sentence: any error inside the translation (a bug that the sentence's
+    text reaches) is a failed translation whose ``error`` names it, so that one sentence never
+    loses a batch and nothing unread is offered as a reading."""
     rd.check_convention(convention)
+    try:
+        return _translate(sentence, domain, convention)
+    except Exception as exc:  # noqa: BLE001 - fail closed: the sentence is not read
+        return Translation(sentence, None, error=f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _translate(sentence: str, domain: Domain, convention: str) -> Translation:
     try:
         lifted = lift(sentence, domain)
     except GovernorError as exc:
