@@ -27,9 +27,11 @@ from governor.ltl import syntax as s
 from governor.ltl.domain import Domain
 from governor.ltl.english.grammar import readings as rd
 from governor.ltl.english.grammar.clauses import clean, read
+from governor.ltl.english.grammar.commands import COMMANDS, read_command
 from governor.ltl.english.grammar.normaliser import symbols
 from governor.ltl.english.grammar.readings import Parse, Reading
 from governor.ltl.english.grounding.lift import Lifted, lift
+from governor.ltl.english.grounding.spelling import correct
 from governor.ltl.english.readback import english
 from governor.ltl.english.templates import match_lifted
 from governor.ltl.satisfiability import powerset, search
@@ -137,8 +139,10 @@ def translate_offline(
 
 
 def _translate(sentence: str, domain: Domain, convention: str) -> Translation:
+    text, fixes = correct(sentence, domain)
+    corrected = tuple(f"read {x}" for x in fixes)
     try:
-        lifted = lift(sentence, domain)
+        lifted = lift(text, domain)
     except GovernorError as exc:
         return Translation(sentence, None, error=f"grounding: {exc}")
     grounding = phrase_grounding(lifted)
@@ -151,6 +155,8 @@ def _translate(sentence: str, domain: Domain, convention: str) -> Translation:
     props = {
         p.placeholder for p in lifted.phrases if _is_bare(p.formula) and p.placeholder not in places
     }
+    if convention in COMMANDS:
+        return _command(sentence, lifted, domain, convention, corrected)
     syms = symbols(lifted.tokens)
     mapping, evented = _mapping(lifted, clean(syms, places).perf)
     try:
@@ -165,7 +171,7 @@ def _translate(sentence: str, domain: Domain, convention: str) -> Translation:
         grounded = domain.check(substitute(lifted_formula, mapping))
     except SpecError as exc:
         return Translation(sentence, None, grounding=grounding, error=str(exc), lifted=lifted.text)
-    extra = (rd.PAST_EVENT,) if evented else ()
+    extra = ((rd.PAST_EVENT,) if evented else ()) + corrected
     notes = tuple(n for p in parses for n in p.reading.notes) + extra
     alternatives: tuple[Alternative, ...] = ()
     if len(parses) == 1:
@@ -176,6 +182,23 @@ def _translate(sentence: str, domain: Domain, convention: str) -> Translation:
         sentence, grounded, "offline", grounding, "+".join(p.reading.family for p in parses),
         None, lifted.text, str(lifted_formula), rd.reading_text(english(grounded, domain), notes, convention),
         bool(alternatives), alternatives,
+    )  # fmt: skip
+
+
+def _command(
+    sentence: str, lifted: Lifted, domain: Domain, convention: str, corrected: tuple[str, ...]
+) -> Translation:
+    """A short command read by the shapes of ``convention`` (nothing else reads it)."""
+    grounding = phrase_grounding(lifted)
+    try:
+        found = read_command(lifted.tokens, convention)
+        grounded = domain.check(substitute(found.formula, lifted.grounding()))
+    except SpecError as exc:
+        return Translation(sentence, None, grounding=grounding, error=str(exc), lifted=lifted.text)
+    notes = found.notes + corrected
+    return Translation(
+        sentence, grounded, "offline", grounding, found.family, None, lifted.text,
+        str(found.formula), rd.reading_text(english(grounded, domain), notes, convention),
     )  # fmt: skip
 
 
