@@ -11,7 +11,9 @@ time where the domain declares places), found by an exhaustive search of
 gold atom ``x`` names the place ``agent_at(x)`` when the domain declares ``x`` a place.
 
 The figures: translated (of all), equivalent (of translated), crashes (a translation that came
-back with an internal error; it is a failed record, never a lost batch), per shape of the gold
+back with an internal error; it is a failed record, never a lost batch), the wrong readings
+whose gold names other propositions than the reading (the sentence says one place and its gold
+another: where the gold is in error, no translator is right), per shape of the gold
 formula (its atoms renamed ``a``, ``b``... in order of appearance), and the list of wrong
 readings, the output that matters most: a wrong reading offered is worse than none.
 
@@ -131,12 +133,23 @@ def score(rec: dict[str, Any], domain: Domain, convention: str) -> dict[str, Any
     }  # fmt: skip
 
 
+def _labels(formula: str | None) -> set[str]:
+    return {a.label for a in parse(formula).atoms()} if formula else set()
+
+
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Sentences, translated, equivalent (of translated), crashes; and the wrong readings whose
+    gold formula names other propositions than the reading (the sentence says one place, its
+    gold another: often an error of the gold)."""
     n, ok = len(rows), sum(r["translated"] for r in rows)
     same = sum(r["equivalent"] for r in rows)
+    other = sum(
+        r["translated"] and not r["equivalent"] and _labels(r["gold"]) != _labels(r["formula"])
+        for r in rows
+    )
     return {
         "sentences": n, "translated": ok, "equivalent": same,
-        "crashes": sum(r["crashed"] for r in rows),
+        "crashes": sum(r["crashed"] for r in rows), "wrong_other_propositions": other,
         "translated_rate": ok / n if n else None, "equivalent_rate": same / ok if ok else None,
     }  # fmt: skip
 
@@ -152,6 +165,7 @@ def run(path: Path, domain: Domain, gold_format: str = "infix", convention: str 
     shapes = {k: summary([r for r in rows if r["shape"] == k]) for k, _ in counts.most_common()}
     wrong = [
         {k: r[k] for k in ("line", "text", "gold", "formula", "reading")}
+        | {"other_propositions": _labels(r["gold"]) != _labels(r["formula"])}
         for r in rows
         if r["translated"] and not r["equivalent"]
     ]
@@ -166,8 +180,9 @@ def _pct(x: float | None) -> str:
 def table_lines(result: dict[str, Any], most: int = 25) -> Iterator[list[str]]:
     """Per gold shape (the ``most`` commonest) and all: sentences, translated, equivalent (of
     translated), crashes."""
-    yield ["gold shape", "n", "translated", "equivalent", "crashes"]
+    yield ["gold shape", "n", "translated", "equivalent", "crashes", "wrong, gold names others"]
     items = list(result["shapes"].items())
     for name, f in [*items[:most], ("all", result["summary"])]:
         yield [name[:60], str(f["sentences"]), _pct(f["translated_rate"]),
-               _pct(f["equivalent_rate"]), str(f["crashes"])]  # fmt: skip
+               _pct(f["equivalent_rate"]), str(f["crashes"]),
+               str(f["wrong_other_propositions"])]  # fmt: skip

@@ -27,11 +27,12 @@ from governor.ltl import syntax as s
 from governor.ltl.domain import Domain
 from governor.ltl.english.grammar import readings as rd
 from governor.ltl.english.grammar.clauses import clean, read
+from governor.ltl.english.grammar import precision as pr
 from governor.ltl.english.grammar.commands import COMMANDS, read_command
 from governor.ltl.english.grammar.normaliser import symbols
 from governor.ltl.english.grammar.readings import Parse, Reading
 from governor.ltl.english.grounding.lift import Lifted, lift
-from governor.ltl.english.grounding.spelling import correct
+from governor.ltl.english.grounding.spelling import correct, heads
 from governor.ltl.english.readback import english
 from governor.ltl.english.templates import match_lifted
 from governor.ltl.satisfiability import powerset, search
@@ -157,12 +158,14 @@ def _translate(sentence: str, domain: Domain, convention: str) -> Translation:
     }
     if convention in COMMANDS:
         return _command(sentence, lifted, domain, convention, corrected)
-    syms = symbols(lifted.tokens)
+    dropped: list[str] = []
+    syms = symbols(lifted.tokens, dropped)
     mapping, evented = _mapping(lifted, clean(syms, places).perf)
     try:
         parses = read(syms, places, props) or _templates(lifted.text)
         formulas = [p.reading.formula(convention) for p in parses]
         lifted_formula = formulas[0] if len(formulas) == 1 else op.And(tuple(formulas))
+        _accounted(lifted, lifted_formula, syms, dropped, domain)
         if len(parses) > 1 and contradicts(lifted_formula, places, props):
             raise SpecError(
                 f"expected clauses that one run can satisfy together, found a contradiction: "
@@ -183,6 +186,35 @@ def _translate(sentence: str, domain: Domain, convention: str) -> Translation:
         None, lifted.text, str(lifted_formula), rd.reading_text(english(grounded, domain), notes, convention),
         bool(alternatives), alternatives,
     )  # fmt: skip
+
+
+def _accounted(
+    lifted: Lifted, f: s.Formula, syms: list[str], dropped: list[str], domain: Domain
+) -> None:
+    """Raise a SpecError when the reading ``f`` (over placeholders) leaves the sentence not
+    accounted for (:mod:`governor.ltl.english.grammar.precision`)."""
+    said = {w for p in lifted.phrases for w in p.text.split()}
+    lost = pr.unplaced(dropped, heads(domain), said, syms)
+    if lost:
+        raise SpecError(f"could not place the words: {', '.join(lost)} (no reading drops them)")
+    phrases = [(p.text, p.placeholder) for p in lifted.phrases]
+    spread = pr.negated_commands(f, lifted.tokens, phrases)
+    if spread:
+        raise SpecError(
+            f"a negation read over a command to go there: {', '.join(map(repr, spread))}"
+            " (a negation binds its own clause only)"
+        )
+    if pr.first_out_of_order(syms):
+        raise SpecError(
+            "'first' marks a place said later as the one to visit first: the order is not read"
+        )
+    first = pr.opening(lifted.tokens, phrases)
+    if pr.unrequired_command(f, syms, first):
+        said = next(x for x, name in phrases if name == first)
+        raise SpecError(
+            f"'after' read as a reaction, but the sentence commands {said!r}: the reading does"
+            " not require it (a sequence? say 'first ..., then ...')"
+        )
 
 
 def _command(

@@ -26,6 +26,7 @@ import re
 
 from governor.ltl.domain import Domain
 from governor.ltl.english import lexicon as lx
+from governor.ltl.english.grounding.event_words import OPPOSITE
 from governor.ltl.english.phrases.symbols import SYMBOLS
 
 ORDINALS = {
@@ -34,6 +35,12 @@ ORDINALS = {
 }  # fmt: skip
 MAX_VOCABULARY = 2000
 """Most domain words compared with each unknown word."""
+AUXILIARIES = frozenset("do does did is are was were ca can wo should must could would".split())
+"""Words a detached "n't" negates ("do n't go": "do not go")."""
+ENDS = frozenset({"to", "and", "then", "or", "but", "before", "after", "until", "first", "while"})
+"""Words after which a place's distinctive word said alone ends its phrase ("the blue and ...")."""
+STATES = frozenset(OPPOSITE)
+"""State words that end names (``door_open``): no head nouns."""
 HEADS = frozenset({"area", "one", "zone", "region", "part", "section", "place", "spot", "space"})
 """Head nouns a place's distinctive word may take instead of its own."""
 NUMBERS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
@@ -44,8 +51,8 @@ _SUFFIXED = re.compile(r"(one|two|three|four|five|six|seven|eight|nine|ten)(st|n
 def vocabulary(domain: Domain) -> set[str]:
     """The words of the domain's proposition names, objects and aliases (lower case)."""
     out: set[str] = set()
-    for p in domain.propositions:
-        out |= {w for w in re.split(r"[\W_]+", p.lower()) if w.isalpha() and len(w) > 1}
+    for words in _names(domain):
+        out |= {w for w in words if w.isalpha() and len(w) > 1}
     for key in domain.aliases:
         out |= {w for w in re.split(r"[\W_]+", key.lower()) if w.isalpha() and len(w) > 1}
     return set(sorted(out)[:MAX_VOCABULARY])
@@ -71,21 +78,50 @@ def within(a: str, b: str, limit: int) -> bool:
     return prev[-1] <= limit
 
 
+def _stem(word: str) -> str:
+    """``word`` without one inflection ("escapes", "escaped": "escap"): no correction between
+    two forms of one word (the grounders read inflections)."""
+    for end in ("ing", "ed", "es", "s", "d", "e"):
+        if word.endswith(end) and len(word) > len(end) + 2:
+            return word[: -len(end)]
+    return word
+
+
 def _limit(word: str) -> int:
     return 2 if len(word) >= 8 else 1 if len(word) >= 5 else 0
 
 
 def _names(domain: Domain) -> list[list[str]]:
-    return [[w for w in re.split(r"[\W_]+", p.lower()) if w] for p in domain.propositions]
+    """The words of each name: a proposition's own, or its objects' (``agent_at(red_room)``)."""
+    out = []
+    for p in domain.propositions:
+        inner = p[p.index("(") + 1 : -1] if "(" in p else p
+        out.append([w for w in re.split(r"[\W_]+", inner.lower()) if w])
+    return out
 
 
 def distinctive(domain: Domain) -> dict[str, list[str]]:
-    """Word -> the words of the one name of two or more words it belongs to."""
+    """Modifier -> the words of the one name it belongs to, for names that end in a head noun
+    (:func:`heads`: "green" of ``green_room`` where ``red_room`` is a name too)."""
     seen: dict[str, list[list[str]]] = {}
     for words in _names(domain):
         for w in set(words):
             seen.setdefault(w, []).append(words)
-    return {w: ns[0] for w, ns in seen.items() if len(ns) == 1 and len(ns[0]) > 1 and w.isalpha()}
+    nouns = heads(domain)
+    return {
+        w: ns[0] for w, ns in seen.items()
+        if len(ns) == 1 and len(ns[0]) > 1 and w.isalpha() and ns[0][-1] in nouns and w != ns[0][-1]
+    }  # fmt: skip
+
+
+def heads(domain: Domain) -> set[str]:
+    """The head nouns of the domain's names: a last word of four letters or more that ends two
+    names or more (``floor`` of ``first_floor`` and ``second_floor``), no state word."""
+    ends: dict[str, int] = {}
+    for words in _names(domain):
+        if len(words) > 1:
+            ends[words[-1]] = ends.get(words[-1], 0) + 1
+    return {w for w, n in ends.items() if n > 1 and len(w) >= 4 and w.isalpha() and w not in STATES}
 
 
 def numbered(domain: Domain) -> set[str]:
@@ -134,7 +170,7 @@ def _headed(sentence: str, domain: Domain) -> tuple[str, tuple[str, ...]]:
             out.append(said + tail)
             i += 2
             continue
-        if i and cores[i - 1] in lx.DETERMINERS:
+        if i and cores[i - 1] in lx.DETERMINERS and (not nxt.isalpha() or nxt in ENDS):
             fixes.append(f"the {core} -> {said}")
             out.append(w.lower().replace(core, said, 1))
         else:
@@ -146,8 +182,14 @@ def _headed(sentence: str, domain: Domain) -> tuple[str, tuple[str, ...]]:
 def _spelled(sentence: str, domain: Domain) -> tuple[str, tuple[str, ...]]:
     vocab, known = vocabulary(domain), known_words()
     out, fixes = [], []
+    prev = ""
     for word in sentence.split(" "):
         low = word.lower()
+        if low in ("nt", "n't") and prev in AUXILIARIES:  # "do n't", "do nt": not
+            out.append("not")
+            prev = "not"
+            continue
+        prev = low
         core = low.strip(".,;:!?()'\"")
         fix = None
         m = _SUFFIXED.fullmatch(core)
@@ -155,7 +197,7 @@ def _spelled(sentence: str, domain: Domain) -> tuple[str, tuple[str, ...]]:
             fix = ORDINALS[m[1]]
         elif core.isalpha() and core not in vocab and core not in known and _limit(core):
             near = [v for v in vocab if v[0] == core[0] and within(core, v, _limit(core))]
-            if len(near) == 1 and not (core.endswith("s") and core[:-1] == near[0]):
+            if len(near) == 1 and _stem(core) != _stem(near[0]):
                 fix = near[0]
         if fix is None:
             out.append(word)
