@@ -60,14 +60,22 @@ def load_gold_set(path: Path, gold_format: str = "infix") -> list[dict[str, Any]
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ConfigError(f"{path}:{i}: {expected('a JSON object', line[:60])} ({exc})") from None
-        if not isinstance(rec, dict) or not all(isinstance(rec.get(k), str) for k in ("text", "ltl")):
-            raise ConfigError(f"{path}:{i}: {expected('the string fields text and ltl', line[:60])}")
+            raise ConfigError(
+                f"{path}:{i}: {expected('a JSON object', line[:60])} ({exc})"
+            ) from None
+        if not isinstance(rec, dict) or not all(
+            isinstance(rec.get(k), str) for k in ("text", "ltl")
+        ):
+            raise ConfigError(
+                f"{path}:{i}: {expected('the string fields text and ltl', line[:60])}"
+            )
         try:
             gold = reader(rec["ltl"].replace("~", "!"))
         except GovernorError as exc:
             what = f"a gold formula in {gold_format} syntax"
-            raise ConfigError(f"{path}:{i}: ltl: {expected(what, rec['ltl'][:60])} ({exc})") from None
+            raise ConfigError(
+                f"{path}:{i}: ltl: {expected(what, rec['ltl'][:60])} ({exc})"
+            ) from None
         out.append(rec | {"line": i, "gold": gold})
         if len(out) > MAX_RECORDS:
             raise ConfigError(f"{path}: {expected(f'at most {MAX_RECORDS:,} sentences', 'more')}")
@@ -120,7 +128,12 @@ def equivalent(a: s.Formula, b: s.Formula, domain: Domain) -> bool:
 def score(rec: dict[str, Any], domain: Domain, convention: str) -> dict[str, Any]:
     """One record's result: translated, equivalent, crashed, the formulas and the reading."""
     gold = grounded_gold(rec["gold"], domain)
-    base = {"line": rec["line"], "text": rec["text"], "gold": str(gold), "shape": shape(rec["gold"])}
+    base = {
+        "line": rec["line"],
+        "text": rec["text"],
+        "gold": str(gold),
+        "shape": shape(rec["gold"]),
+    }
     if len(rec["text"]) > MAX_TEXT:
         error = expected(f"at most {MAX_TEXT:,} characters", len(rec["text"]))
         return base | {"translated": False, "equivalent": False, "crashed": False, "error": error}

@@ -201,7 +201,9 @@ def file_command(args: argparse.Namespace, console: Console) -> int:
         raise ConfigError("--file: expected --domain-file D.yaml with it, and no --set")
     domain = load_domain_file(args.domain_file)
     result = people.run(args.file, domain, args.gold_format, args.convention, args.limit)
-    print_table(console, f"English to LTL (offline) on {args.file.name}", list(people.table_lines(result)))
+    print_table(
+        console, f"English to LTL (offline) on {args.file.name}", list(people.table_lines(result))
+    )
     console.print(f"wrong readings ({len(result['wrong'])}):", markup=False)
     for w in result["wrong"]:
         console.print(f"  {w['line']}: {w['text']}\n    gold {w['gold']}\n    read {w['formula']}",

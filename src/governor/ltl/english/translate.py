@@ -25,9 +25,9 @@ from governor.errors import GovernorError, SpecError
 from governor.ltl import operators as op
 from governor.ltl import syntax as s
 from governor.ltl.domain import Domain
+from governor.ltl.english.grammar import precision as pr
 from governor.ltl.english.grammar import readings as rd
 from governor.ltl.english.grammar.clauses import clean, read
-from governor.ltl.english.grammar import precision as pr
 from governor.ltl.english.grammar.commands import COMMANDS, read_command
 from governor.ltl.english.grammar.normaliser import symbols
 from governor.ltl.english.grammar.readings import Parse, Reading
@@ -135,7 +135,7 @@ def translate_offline(
     rd.check_convention(convention)
     try:
         return _translate(sentence, domain, convention)
-    except Exception as exc:  # noqa: BLE001 - fail closed: the sentence is not read
+    except Exception as exc:
         return Translation(sentence, None, error=f"internal error: {type(exc).__name__}: {exc}")
 
 
@@ -210,9 +210,9 @@ def _accounted(
         )
     first = pr.opening(lifted.tokens, phrases)
     if pr.unrequired_command(f, syms, first):
-        said = next(x for x, name in phrases if name == first)
+        place = next(x for x, name in phrases if name == first)
         raise SpecError(
-            f"'after' read as a reaction, but the sentence commands {said!r}: the reading does"
+            f"'after' read as a reaction, but the sentence commands {place!r}: the reading does"
             " not require it (a sequence? say 'first ..., then ...')"
         )
 

@@ -73,9 +73,47 @@ for _phrase, _sym in {
 LONGEST = max(len(k) for k in SYMBOLS)
 
 _PERMIT_WORDS = frozenset(
-    "if once when only and then now you have ve reached got get to can may could are free or"
-    " stay put there be done just stop proceed continue remain go head move navigate on at in the"
-    " travel".split()
+    [
+        "if",
+        "once",
+        "when",
+        "only",
+        "and",
+        "then",
+        "now",
+        "you",
+        "have",
+        "ve",
+        "reached",
+        "got",
+        "get",
+        "to",
+        "can",
+        "may",
+        "could",
+        "are",
+        "free",
+        "or",
+        "stay",
+        "put",
+        "there",
+        "be",
+        "done",
+        "just",
+        "stop",
+        "proceed",
+        "continue",
+        "remain",
+        "go",
+        "head",
+        "move",
+        "navigate",
+        "on",
+        "at",
+        "in",
+        "the",
+        "travel",
+    ]
 )
 """The words a closing permission may say besides the two places: "..., if you have reached A
 you may go on to B or stay put" permits B once the goal A is reached: the command is read as
@@ -132,7 +170,7 @@ DRONE_SHAPES: tuple[Shape, ...] = (
     Shape("route", rf"{_A}{_Y} (?:BY )?(?:FIRST )?(?:THROUGH|FROM) {_X}(?: FIRST)?", seq, ("x", "y"), _SEQ),
     Shape("route", rf"{_A}{_Y} (?:AFTER|BUT FIRST|BY FIRST|BY) (?:THROUGH )?{_X}", seq, ("x", "y"), _SEQ),
     Shape("route", rf"{_A}{_Y} BUT THROUGH {_X} FIRST", seq, ("x", "y"), _SEQ),
-    Shape("avoid_at", rf"{_A}{_X} (?:(?:BUT |AND )?(?:WHILE )?{_A}(?:AVOID|WITHOUT|NOT)|BUT NOT) {_Y}", avoid_at, ("x", "y"), _AT),
+    Shape("avoid_at", rf"{_A}{_X} (?:(?:BUT |AND |BY )?(?:WHILE )?{_A}(?:AVOID|WITHOUT|NOT)|BUT NOT) {_Y}", avoid_at, ("x", "y"), _AT),
     Shape("avoid_at", rf"(?:WHILE )?{_A}AVOID {_X} (?:AND |ANDGO |WHILE )?{_Y}", avoid_at, ("y", "x"), _AT),
     Shape("avoid_until", rf"{_A}(?:AVOID|NOT) {_X} (?:UNTIL|BEFORE|TO) (?:THROUGH )?{_Y}", avoid_until, ("x", "y"), _UNTIL),
     Shape("avoid_until", rf"{_A}{_Y} (?:BUT |WITHOUT )?NOT (?:FIRST )?(?:THROUGH )?{_X}(?: FIRST)?", avoid_until, ("x", "y"), _UNTIL),
@@ -187,9 +225,14 @@ def _tidy(syms: list[str]) -> list[str]:
     for k, x in enumerate(syms):
         if x == "GO" and out[-1:] == ["AND"]:
             out[-1] = "ANDGO"
-        elif x == "GO":
-            continue
-        elif x == "TO" and (syms[k - 1 : k] == ["GO"] or syms[k + 1 : k + 2] == ["GO"] or not re.fullmatch(r"P\d+", out[-1] if out else "")):
+        elif x == "GO" or (
+            x == "TO"
+            and (
+                syms[k - 1 : k] == ["GO"]
+                or syms[k + 1 : k + 2] == ["GO"]
+                or not re.fullmatch(r"P\d+", out[-1] if out else "")
+            )
+        ):
             continue
         else:
             out.append(x)
@@ -235,7 +278,9 @@ def read_command(tokens: Sequence[str], convention: str) -> Command:
         if not permitted:
             return Command(op.Eventually(goal), "visit", (_VISIT, DRONE_NOTE))
         if len(others) == 1:  # "go to A; once there you may go to B": B was not allowed before
-            return Command(avoid_until(s.Atom(others[0]), goal), "avoid_until", (_PERMITTED, DRONE_NOTE))
+            return Command(
+                avoid_until(s.Atom(others[0]), goal), "avoid_until", (_PERMITTED, DRONE_NOTE)
+            )
     for shape in shapes:
         m = re.fullmatch(shape.pattern, text)
         if m is None or m["x"] == m["y"]:

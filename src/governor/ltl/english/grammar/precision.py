@@ -27,23 +27,64 @@ from governor.ltl import syntax as s
 from governor.ltl.satisfiability import powerset, search
 
 TIMING = frozenset(
-    "next immediately instantly instant instants promptly within subsequent following".split()
+    [
+        "next",
+        "immediately",
+        "instantly",
+        "instant",
+        "instants",
+        "promptly",
+        "within",
+        "subsequent",
+        "following",
+    ]
 )
 """Timing words: never dropped from a reading."""
 COUNTING = frozenset(
-    "once twice thrice times third fourth fifth sixth seventh eighth ninth tenth most least"
-    " fewer".split()
+    [
+        "once",
+        "twice",
+        "thrice",
+        "times",
+        "third",
+        "fourth",
+        "fifth",
+        "sixth",
+        "seventh",
+        "eighth",
+        "ninth",
+        "tenth",
+        "most",
+        "least",
+        "fewer",
+    ]
 )
 """Counting words: never dropped from a reading."""
-NEGATION = frozenset("not never no avoid avoiding without nor neither except unless".split())
+NEGATION = frozenset(
+    ["not", "never", "no", "avoid", "avoiding", "without", "nor", "neither", "except", "unless"]
+)
 """Negation words: never dropped from a reading."""
-STAYING = frozenset("staying remaining leaving changing".split())
+STAYING = frozenset(["staying", "remaining", "leaving", "changing"])
 """Words of staying in an area ("while staying on the second floor"): never dropped."""
 MOTION = frozenset(
-    "go navigate head move proceed travel fly drive walk visit reach enter get".split()
+    [
+        "go",
+        "navigate",
+        "head",
+        "move",
+        "proceed",
+        "travel",
+        "fly",
+        "drive",
+        "walk",
+        "visit",
+        "reach",
+        "enter",
+        "get",
+    ]
 )
 """Imperative verbs of motion that command a visit."""
-NEGATING = frozenset("not never avoid avoiding without no nor".split())
+NEGATING = frozenset(["not", "never", "avoid", "avoiding", "without", "no", "nor"])
 """Words that, right before a place, say it is avoided."""
 
 
@@ -121,8 +162,19 @@ def negated_commands(
 
 
 MOTION_FORMS = MOTION | frozenset(
-    "going navigating heading moving proceeding travelling traveling flying visiting reaching"
-    " entering".split()
+    [
+        "going",
+        "navigating",
+        "heading",
+        "moving",
+        "proceeding",
+        "travelling",
+        "traveling",
+        "flying",
+        "visiting",
+        "reaching",
+        "entering",
+    ]
 )
 """Verbs of motion, in their imperative and -ing forms."""
 _LINKS = frozenset({"to", "into", "towards", "the", "then", "directly", "straight"})

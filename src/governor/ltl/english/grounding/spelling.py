@@ -22,6 +22,7 @@ World-free: imports the LTL domain, the translator's lexicon and its cue phrases
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 
 from governor.ltl.domain import Domain
@@ -35,7 +36,24 @@ ORDINALS = {
 }  # fmt: skip
 MAX_VOCABULARY = 2000
 """Most domain words compared with each unknown word."""
-AUXILIARIES = frozenset("do does did is are was were ca can wo should must could would".split())
+AUXILIARIES = frozenset(
+    [
+        "do",
+        "does",
+        "did",
+        "is",
+        "are",
+        "was",
+        "were",
+        "ca",
+        "can",
+        "wo",
+        "should",
+        "must",
+        "could",
+        "would",
+    ]
+)
 """Words a detached "n't" negates ("do n't go": "do not go")."""
 ENDS = frozenset({"to", "and", "then", "or", "but", "before", "after", "until", "first", "while"})
 """Words after which a place's distinctive word said alone ends its phrase ("the blue and ...")."""
@@ -70,7 +88,13 @@ def within(a: str, b: str, limit: int) -> bool:
         for j in range(1, len(b) + 1):
             cost = a[i - 1] != b[j - 1]
             cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-            if prev2 is not None and i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+            if (
+                prev2 is not None
+                and i > 1
+                and j > 1
+                and a[i - 1] == b[j - 2]
+                and a[i - 2] == b[j - 1]
+            ):
                 cur[j] = min(cur[j], prev2[j - 2] + 1)
         prev2, prev = prev, cur
         if min(cur) > limit:
@@ -128,7 +152,7 @@ def numbered(domain: Domain) -> set[str]:
     """Words followed by a number in some name (``landmark`` of ``landmark_1``)."""
     out = set()
     for words in _names(domain):
-        out |= {a for a, b in zip(words, words[1:], strict=False) if b.isdigit()}
+        out |= {a for a, b in itertools.pairwise(words) if b.isdigit()}
     return out
 
 
@@ -213,8 +237,6 @@ def known_words() -> frozenset[str]:
     words: set[str] = {w for key in SYMBOLS for w in key}
     for name in dir(lx):
         value = getattr(lx, name)
-        if isinstance(value, (set, frozenset)):
-            words |= {w for w in value if isinstance(w, str)}
-        elif isinstance(value, dict):
+        if isinstance(value, (set, frozenset, dict)):
             words |= {w for w in value if isinstance(w, str)}
     return frozenset(words)
