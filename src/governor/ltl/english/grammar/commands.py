@@ -48,7 +48,7 @@ for _w in _MOTION:
 for _phrase, _sym in {
     "the": "", "a": "", "an": "", "please": "", "directly": "", "straight": "", "just": "",
     "to": "TO", "towards": "TO", "toward": "TO", "into": "TO", "in to": "TO", "over to": "TO",
-    "down to": "TO", "up to": "TO", "down": "", "up": "", "make sure to": "", "make sure you": "", "ensure you": "",
+    "down to": "TO", "up to": "TO", "down": "", "up": "", "make sure to": "", "make sure you": "", "ensure you": "", "ensure": "", "ensure that you": "",
     "be sure to": "", "on your way to": "TO", "on the way to": "TO", "to get to": "TO",
     "then": "THEN", "and then": "THEN", "after that": "THEN", "afterwards": "THEN",
     "through": "THROUGH", "via": "THROUGH", "by way of": "THROUGH", "pass through": "THROUGH",
@@ -169,7 +169,7 @@ DRONE_SHAPES: tuple[Shape, ...] = (
     Shape("route", rf"{_A}FROM {_X} (?:TO )?{_Y}", seq, ("x", "y"), _SEQ),
     Shape("route", rf"{_A}{_Y} (?:BY )?(?:FIRST )?(?:THROUGH|FROM) {_X}(?: FIRST)?", seq, ("x", "y"), _SEQ),
     Shape("route", rf"{_A}{_Y} (?:AFTER|BUT FIRST|BY FIRST|BY) (?:THROUGH )?{_X}", seq, ("x", "y"), _SEQ),
-    Shape("route", rf"{_A}{_Y} BUT THROUGH {_X} FIRST", seq, ("x", "y"), _SEQ),
+    Shape("route", rf"{_A}{_Y} BUT (?:THROUGH )?{_X} FIRST", seq, ("x", "y"), _SEQ),
     Shape("avoid_at", rf"{_A}{_X} (?:(?:BUT |AND |BY )?(?:WHILE )?{_A}(?:AVOID|WITHOUT|NOT)|BUT NOT) {_Y}", avoid_at, ("x", "y"), _AT),
     Shape("avoid_at", rf"(?:WHILE )?{_A}AVOID {_X} (?:AND |ANDGO |WHILE )?{_Y}", avoid_at, ("y", "x"), _AT),
     Shape("avoid_until", rf"{_A}(?:AVOID|NOT) {_X} (?:UNTIL|BEFORE|TO) (?:THROUGH )?{_Y}", avoid_until, ("x", "y"), _UNTIL),
@@ -287,9 +287,13 @@ def read_command(tokens: Sequence[str], convention: str) -> Command:
             continue
         a, b = (s.Atom(m[k]) for k in shape.order)
         if permitted:  # a permission once the goal is reached: avoid until then
-            if shape.name != "avoid_at" or not set(permitted) <= {m["x"], m["y"]}:
+            if shape.name not in ("avoid_at", "avoid_until") or not set(permitted) <= {
+                m["x"],
+                m["y"],
+            }:
                 continue
-            return Command(avoid_until(b, a), "avoid_until", (_PERMITTED, DRONE_NOTE))
+            f = avoid_until(b, a) if shape.name == "avoid_at" else shape.build(a, b)
+            return Command(f, "avoid_until", (_PERMITTED, DRONE_NOTE))
         return Command(shape.build(a, b), shape.name, (shape.note, DRONE_NOTE))
     if unread:
         raise SpecError(f"could not place the words: {', '.join(dict.fromkeys(unread))}")
