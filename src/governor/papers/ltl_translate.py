@@ -1,5 +1,8 @@
 """`governor bench ltl-translate`: the offline English-to-LTL translator on pattern sentences.
 
+With ``--file SET.jsonl --domain-file D.yaml`` it scores any set of sentences with gold formulas
+instead (:mod:`governor.bench.ltl_people`, world-free); without, the shipped sets below.
+
 Reads the sets of ``data/ltl_patterns/``: ``dev.jsonl`` (the rules were developed on it),
 ``dev2.jsonl`` to ``dev14.jsonl`` (each written independently, scored unseen, then developed
 on too) and ``heldout.jsonl`` (written by someone who had not seen the rules; run once with the
