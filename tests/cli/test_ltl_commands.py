@@ -311,3 +311,34 @@ def test_translate_convention_flag(tmp_path: Path) -> None:
     assert record["formula"] == "G(siren -> WX G !agent_at(lobby))"
     with pytest.raises(ConfigError, match="only for the offline translator"):
         run("translate", *places, "--convention", "lang2ltl", "--llm", sentence)
+
+
+def test_batch_keeps_every_record_when_one_sentence_reaches_a_bug(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from governor.ltl.english import translate
+
+    real = translate.lift
+
+    def lift(sentence: str, domain: object) -> object:
+        if "fridge" in sentence:
+            raise IndexError("list index out of range")
+        return real(sentence, domain)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(translate, "lift", lift)
+    text = write(tmp_path / "s.txt", "avoid bathroom at any time\nnever open the fridge\n")
+    code, out = run("translate", "--file", str(text), "--json")
+    first, second = json.loads(out)["records"]
+    assert code == 1 and first["ok"] and first["formula"] == "G !agent_at(bathroom)"
+    assert second["ok"] is False
+    assert second["error"] == "internal error: IndexError: list index out of range"
+
+
+def test_translate_the_drone_commands_convention() -> None:
+    drone = str(EXAMPLE.parent / "drone.yaml")
+    sentence = "go to the yellow room through the twond floor"
+    _, out = run("translate", "--json", "--domain-file", drone, "--convention", "drone_commands",
+                 sentence)  # fmt: skip
+    (view,) = json.loads(out)["constraints"]
+    assert view["formula"] == "F(second_floor & F yellow_room)"
+    assert "read twond -> second" in view["reading"]

@@ -67,3 +67,82 @@ def test_without_places_every_prop_is_free() -> None:
     reaction = ltl_translate.intended(rec)
     assert ltl_translate.equivalent(reaction, reaction, rec)
     assert not ltl_translate.equivalent(reaction, op.Always(atom("b")), rec)
+
+
+DRONE = Path(__file__).parents[2] / "examples" / "domains" / "drone.yaml"
+OWN_SET = [  # our own sentences, with the formulas their writer intended
+    {"text": "fly to the red room , then to landmark three .", "ltl": "F ( red_room & F ( landmark_3 ) )"},
+    {"text": "go to the blue room without leaving the first floor", "ltl": "F ( blue_room ) & G ( first_floor )"},
+    {"text": "keep away from the red room until you reach landmark two", "ltl": "~ ( red_room ) U ( landmark_2 )"},
+    {"text": "go to the green room through the twond floor", "ltl": "F ( second_floor & F ( green_room ) )"},
+    {"text": "go to the yellow room then the orange room", "ltl": "F ( orange_room & F ( yellow_room ) )"},
+    {"text": "go to landmark two without changing floors", "ltl": "F ( landmark_2 ) & G ( first_floor )"},
+]  # fmt: skip
+
+
+def _own_set(tmp_path: Path, rows: list[dict[str, str]] = OWN_SET) -> Path:
+    path = tmp_path / "own.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def test_bench_file_scores_a_set_with_gold_formulas(tmp_path: Path) -> None:
+    out = tmp_path / "own.json"
+    argv = ["bench", "ltl-translate", "--file", str(_own_set(tmp_path)), "--domain-file",
+            str(DRONE), "--convention", "drone_commands", "--json", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    data = json.loads(out.read_text())
+    s = data["summary"]
+    assert (s["sentences"], s["translated"], s["equivalent"], s["crashes"]) == (6, 5, 4, 0)
+    # the one wrong reading, listed: the gold names the rooms the other way round
+    (wrong,) = data["wrong"]
+    assert wrong["line"] == 5 and wrong["formula"] == "F(yellow_room & F orange_room)"
+    assert wrong["other_propositions"] is False
+    assert set(data["shapes"]) == {"F(a & F b)", "F a & G b", "!a U b"}
+    assert data["shapes"]["F a & G b"]["translated"] == 1
+    failed = next(r for r in data["records"] if r["line"] == 6)
+    assert not failed["translated"] and "floors" in failed["error"]
+
+
+def test_bench_file_gold_in_prefix_and_input_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from governor.bench import ltl_people
+    from governor.ltl.english.domain_file import load_domain_file
+
+    rows = [{"text": "go through the red room to landmark one", "ltl": "F & red_room F landmark_1"}]
+    domain = load_domain_file(DRONE)
+    result = ltl_people.run(_own_set(tmp_path, rows), domain, "prefix", "drone_commands")
+    assert result["summary"]["equivalent"] == 1
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "go"}\n')
+    with pytest.raises(ConfigError, match=r"bad.jsonl:1: expected the string fields text and ltl"):
+        ltl_people.load_gold_set(bad)
+    bad.write_text('{"text": "go", "ltl": "F ( ("}\n')
+    with pytest.raises(ConfigError, match=r"bad.jsonl:1: ltl: expected a gold formula in infix"):
+        ltl_people.load_gold_set(bad)
+    assert main(["bench", "ltl-translate", "--file", str(bad)]) == 2
+    assert "--file: expected --domain-file" in capsys.readouterr().err
+    assert main(["bench", "ltl-translate", "--domain-file", str(DRONE), "--set", "dev"]) == 2
+    assert "--domain-file: only with --file" in capsys.readouterr().err
+
+
+def test_bench_file_counts_a_crash_and_keeps_the_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from governor.bench import ltl_people
+    from governor.ltl.english.domain_file import load_domain_file
+
+    real = ltl_people.translate_offline
+
+    def flaky(sentence: str, *args: object) -> object:
+        if "orange" in sentence:
+            from governor.ltl.english.translate import Translation
+
+            return Translation(sentence, None, error="internal error: IndexError: boom")
+        return real(sentence, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ltl_people, "translate_offline", flaky)
+    result = ltl_people.run(_own_set(tmp_path), load_domain_file(DRONE), "infix", "drone_commands")
+    assert result["summary"]["crashes"] == 1 and result["summary"]["sentences"] == 6
+    assert result["summary"]["translated"] == 4

@@ -67,8 +67,9 @@ def add_ltl_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--convention",
         choices=CONVENTIONS,
         default=SAFETY_CHIP,
-        help="the offline translator's reading of future avoidance: the Safety Chip's G(a -> G !b)"
-        " (the default) or Lang2LTL's G(a -> X G !b)",
+        help="the offline translator's conventions: the Safety Chip's future avoidance"
+        " G(a -> G !b) (the default), Lang2LTL's G(a -> X G !b), or drone_commands (short"
+        " navigation commands read by the drone-planning set's conventions: docs/ltl-english.md)",
     )
     add_backend_args(tr)
     tr.add_argument(

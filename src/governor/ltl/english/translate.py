@@ -25,11 +25,14 @@ from governor.errors import GovernorError, SpecError
 from governor.ltl import operators as op
 from governor.ltl import syntax as s
 from governor.ltl.domain import Domain
+from governor.ltl.english.grammar import precision as pr
 from governor.ltl.english.grammar import readings as rd
 from governor.ltl.english.grammar.clauses import clean, read
+from governor.ltl.english.grammar.commands import COMMANDS, read_command
 from governor.ltl.english.grammar.normaliser import symbols
 from governor.ltl.english.grammar.readings import Parse, Reading
 from governor.ltl.english.grounding.lift import Lifted, lift
+from governor.ltl.english.grounding.spelling import correct, heads
 from governor.ltl.english.readback import english
 from governor.ltl.english.templates import match_lifted
 from governor.ltl.satisfiability import powerset, search
@@ -124,10 +127,23 @@ def translate_offline(
     sentence: str, domain: Domain, convention: str = rd.SAFETY_CHIP
 ) -> Translation:
     """Translate one sentence with the grounding rules and the clause grammar (the pattern
-    templates when the grammar reads nothing); ``convention`` names the future avoidance."""
+    templates when the grammar reads nothing); ``convention`` names the future avoidance.
+
+    Never raises for a sentence: any error inside the translation (a bug that the sentence's
+    text reaches) is a failed translation whose ``error`` names it, so that one sentence never
+    loses a batch and nothing unread is offered as a reading."""
     rd.check_convention(convention)
     try:
-        lifted = lift(sentence, domain)
+        return _translate(sentence, domain, convention)
+    except Exception as exc:
+        return Translation(sentence, None, error=f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _translate(sentence: str, domain: Domain, convention: str) -> Translation:
+    text, fixes = correct(sentence, domain)
+    corrected = tuple(f"read {x}" for x in fixes)
+    try:
+        lifted = lift(text, domain)
     except GovernorError as exc:
         return Translation(sentence, None, error=f"grounding: {exc}")
     grounding = phrase_grounding(lifted)
@@ -140,12 +156,16 @@ def translate_offline(
     props = {
         p.placeholder for p in lifted.phrases if _is_bare(p.formula) and p.placeholder not in places
     }
-    syms = symbols(lifted.tokens)
+    if convention in COMMANDS:
+        return _command(sentence, lifted, domain, convention, corrected)
+    dropped: list[str] = []
+    syms = symbols(lifted.tokens, dropped)
     mapping, evented = _mapping(lifted, clean(syms, places).perf)
     try:
         parses = read(syms, places, props) or _templates(lifted.text)
         formulas = [p.reading.formula(convention) for p in parses]
         lifted_formula = formulas[0] if len(formulas) == 1 else op.And(tuple(formulas))
+        _accounted(lifted, lifted_formula, syms, dropped, domain)
         if len(parses) > 1 and contradicts(lifted_formula, places, props):
             raise SpecError(
                 f"expected clauses that one run can satisfy together, found a contradiction: "
@@ -154,7 +174,7 @@ def translate_offline(
         grounded = domain.check(substitute(lifted_formula, mapping))
     except SpecError as exc:
         return Translation(sentence, None, grounding=grounding, error=str(exc), lifted=lifted.text)
-    extra = (rd.PAST_EVENT,) if evented else ()
+    extra = ((rd.PAST_EVENT,) if evented else ()) + corrected
     notes = tuple(n for p in parses for n in p.reading.notes) + extra
     alternatives: tuple[Alternative, ...] = ()
     if len(parses) == 1:
@@ -165,6 +185,52 @@ def translate_offline(
         sentence, grounded, "offline", grounding, "+".join(p.reading.family for p in parses),
         None, lifted.text, str(lifted_formula), rd.reading_text(english(grounded, domain), notes, convention),
         bool(alternatives), alternatives,
+    )  # fmt: skip
+
+
+def _accounted(
+    lifted: Lifted, f: s.Formula, syms: list[str], dropped: list[str], domain: Domain
+) -> None:
+    """Raise a SpecError when the reading ``f`` (over placeholders) leaves the sentence not
+    accounted for (:mod:`governor.ltl.english.grammar.precision`)."""
+    said = {w for p in lifted.phrases for w in p.text.split()}
+    lost = pr.unplaced(dropped, heads(domain), said, syms)
+    if lost:
+        raise SpecError(f"could not place the words: {', '.join(lost)} (no reading drops them)")
+    phrases = [(p.text, p.placeholder) for p in lifted.phrases]
+    spread = pr.negated_commands(f, lifted.tokens, phrases)
+    if spread:
+        raise SpecError(
+            f"a negation read over a command to go there: {', '.join(map(repr, spread))}"
+            " (a negation binds its own clause only)"
+        )
+    if pr.first_out_of_order(syms):
+        raise SpecError(
+            "'first' marks a place said later as the one to visit first: the order is not read"
+        )
+    first = pr.opening(lifted.tokens, phrases)
+    if pr.unrequired_command(f, syms, first):
+        place = next(x for x, name in phrases if name == first)
+        raise SpecError(
+            f"'after' read as a reaction, but the sentence commands {place!r}: the reading does"
+            " not require it (a sequence? say 'first ..., then ...')"
+        )
+
+
+def _command(
+    sentence: str, lifted: Lifted, domain: Domain, convention: str, corrected: tuple[str, ...]
+) -> Translation:
+    """A short command read by the shapes of ``convention`` (nothing else reads it)."""
+    grounding = phrase_grounding(lifted)
+    try:
+        found = read_command(lifted.tokens, convention)
+        grounded = domain.check(substitute(found.formula, lifted.grounding()))
+    except SpecError as exc:
+        return Translation(sentence, None, grounding=grounding, error=str(exc), lifted=lifted.text)
+    notes = found.notes + corrected
+    return Translation(
+        sentence, grounded, "offline", grounding, found.family, None, lifted.text,
+        str(found.formula), rd.reading_text(english(grounded, domain), notes, convention),
     )  # fmt: skip
 
 

@@ -7,7 +7,10 @@ pattern family (or a conjunction of clauses).
 (:mod:`~governor.ltl.english.grammar.sentence`) rewrite the symbols; the clause rules
 (:mod:`~governor.ltl.english.grammar.clause`) read each clause;
 :mod:`~governor.ltl.english.grammar.clauses` runs them and
-:mod:`~governor.ltl.english.grammar.readings` holds what was understood.
+:mod:`~governor.ltl.english.grammar.readings` holds what was understood;
+:mod:`~governor.ltl.english.grammar.precision` refuses a reading that leaves the sentence not
+accounted for; :mod:`~governor.ltl.english.grammar.commands` reads short navigation commands by
+a named convention's table of shapes.
 
 Imports the LTL logic (operators, patterns, syntax), the phrase tables and the lexicon; never the
 grounding.

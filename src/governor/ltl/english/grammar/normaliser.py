@@ -161,8 +161,9 @@ def _route(toks: Sequence[str], i: int) -> tuple[list[str], int] | None:
     return out, j
 
 
-def symbols(toks: Sequence[str]) -> list[str]:
-    """The cue symbols of lifted tokens (placeholders kept, other words dropped)."""
+def symbols(toks: Sequence[str], dropped: list[str] | None = None) -> list[str]:
+    """The cue symbols of lifted tokens (placeholders kept, other words dropped; each dropped
+    word is appended to ``dropped`` when given)."""
     toks = list(toks)
     out: list[str] = []
     i = 0
@@ -224,5 +225,7 @@ def symbols(toks: Sequence[str]) -> list[str]:
                 out.append("TIME")  # "two turns later": a time no phrase read
             if w in ("second", "another", "repeat") and visit_of(toks, i + 1):
                 out.append("AGAIN")  # "no second (trip into) A before B": a return
+            elif dropped is not None:
+                dropped.append(w)
             i += 1
     return out

@@ -24,8 +24,10 @@ from governor.ltl import patterns as pt
 from governor.ltl import syntax as s
 
 SAFETY_CHIP, LANG2LTL = "safety_chip", "lang2ltl"
-CONVENTIONS = (SAFETY_CHIP, LANG2LTL)
-"""The named conventions; the first is the default."""
+DRONE_COMMANDS = "drone_commands"
+CONVENTIONS = (SAFETY_CHIP, LANG2LTL, DRONE_COMMANDS)
+"""The named conventions; the first is the default. :data:`DRONE_COMMANDS` reads short
+navigation commands only, by the shapes of :mod:`governor.ltl.english.grammar.commands`."""
 
 STRONG = (
     "strong until: the awaited place or event must eventually happen (the authors' past avoidance)"
@@ -141,7 +143,7 @@ def family_notes(family: str, convention: str = SAFETY_CHIP) -> tuple[str, ...]:
         "past_avoid": (STRONG,),
         "precedence": (WEAK,),
         "wait": (STRONG,),
-        "future_avoid": (FUTURE[convention],),
+        "future_avoid": (FUTURE.get(convention, FUTURE[SAFETY_CHIP]),),
         "upper_rest_avoid": (VISIT,),
         "lower_rest_avoid": (VISIT,),
         "exact_rest_avoid": (VISIT,),
@@ -162,6 +164,6 @@ def family_notes(family: str, convention: str = SAFETY_CHIP) -> tuple[str, ...]:
 def reading_text(english: str, notes: tuple[str, ...], convention: str = SAFETY_CHIP) -> str:
     """The back-translation with its named choices: ``... (reading: a; b)`` (the future
     avoidance named by ``convention``)."""
-    swap = {FUTURE[SAFETY_CHIP]: FUTURE[convention]}
+    swap = {FUTURE[SAFETY_CHIP]: FUTURE.get(convention, FUTURE[SAFETY_CHIP])}
     unique = tuple(dict.fromkeys(swap.get(n, n) for n in notes))
     return f"{english} (reading: {'; '.join(unique)})" if unique else english

@@ -172,6 +172,8 @@ def _fits(
 
 def _modifier(raw: list[str], stems: list[str], j: int, first: _Word) -> bool:
     """Whether ``raw[j]`` is a word modifying the noun ``first`` said right after it."""
+    if j >= len(raw):
+        return False  # the sentence ends here: no word to modify anything
     plain = raw[j] not in ew.SKIP and raw[j] not in PRONOUNS and raw[j] not in CUE_WORDS
     return (
         plain and first.noun and first.at(stems, j) is None and first.at(stems, j + 1) is not None
@@ -208,6 +210,8 @@ def _in_order(
 
 def _noun_modifier(raw: list[str], stems: list[str], j: int, word: _Word) -> bool:
     """Whether ``raw[j]`` modifies the noun ``word`` said right after it."""
+    if j >= len(raw):
+        return False
     plain = raw[j] not in CUE_WORDS and raw[j] not in PRONOUNS and raw[j] not in ew.STOPS
     return plain and word.noun and word.at(stems, j + 1) is not None
 

@@ -26,6 +26,8 @@ UNITS: dict[str, str] = {
     "tick": "ticks",
     "cycle": "cycles",
     "time step": "time steps",
+    "time instant": "time instants",
+    "instant": "instants",
     "timestep": "timesteps",
 }
 """Each word of a step (singular -> plural): the time of one transition of the run."""
