@@ -70,7 +70,12 @@ from governor.guard.release import ReleaseGate, StreamEnd, StreamEvent
 from governor.guard.session_state import SessionState, state_from_json, state_to_json
 from governor.guard.spec.stream_section import StreamPolicy
 from governor.guard.stores import SessionStore, shared_lock
-from governor.guard.summary import decision_summary, supervision_summary, verdicts_summary
+from governor.guard.summary import (
+    decision_summary,
+    supervision_summary,
+    verdicts_summary,
+    violation_kinds,
+)
 from governor.observer import Observer
 from governor.supervision import SupervisorDecision, SupervisorState
 from governor.supervision.operator import ActKind, OperatorAct
@@ -143,6 +148,7 @@ class GuardSession:
         self._lock = asyncio.Lock()
         self._thread_lock = threading.Lock()
         self._executor = executor  # None: asyncio's default pool
+        self.kinds = violation_kinds(observer.constraints)  # for the summaries (.summary)
 
     @property
     def state(self) -> SessionState:
@@ -484,7 +490,9 @@ class GuardSession:
                 errors=(*decision.errors, f"store: {type(exc).__name__}: {exc}"),
             )
         seconds = time.perf_counter() - start
-        summary = decision_summary(decision, reply, session=self.id, t=t, seconds=seconds)
+        summary = decision_summary(
+            decision, reply, session=self.id, t=t, seconds=seconds, kinds=self.kinds
+        )
         if sup is not None:
             summary["supervision"] = supervision_summary(sup, decision if sup.acts else None)
         if gate is not None:

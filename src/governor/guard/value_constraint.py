@@ -51,6 +51,7 @@ class SafetyValueConstraint(Constraint):
     """A policy's learned safety value over the calls of one tool (see the module doc)."""
 
     hard = False
+    violation = "safety_value"
 
     def __init__(self, spec: SafetyValueSpec) -> None:
         self.spec = spec

@@ -14,13 +14,14 @@ A policy file (every section optional except ``fallbacks.default`` where fallbac
     safety_value: {checkpoint, tool, argument, actions, observation, margin, recovery, ...}
                  (a learned safety value over one tool's calls; see .value_section)
     stream:      {chunk_tokens}                                  (see .stream_section)
+    tools:       {offered: [names], not_in_parallel: [names]}    (see .tool_section)
 
 Errors name the file, the path inside it (``policy.yaml: ltl[2].formula``), what was expected and
 what was found; unknown keys are errors. A formula may use only declared propositions. With a
 supervision section, ``checks.user`` names the state classifiers that read the user's input
 (default: every shipped one that needs no setting); without one it must stay empty. Imports the
-config, the error tree, the files helpers, the spec's parts, fields, stream, mode and value
-sections and propositions.
+config, the error tree, the files helpers, the spec's parts, fields, stream, tools, mode and
+value sections and propositions.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from governor.guard.spec.parts import (
 )
 from governor.guard.spec.propositions import Vocabulary, proposition_from
 from governor.guard.spec.stream_section import StreamPolicy, stream_from
+from governor.guard.spec.tool_section import ToolsPolicy, tools_from
 from governor.guard.spec.value_section import SafetyValueSpec, safety_value_from
 from governor.ltl.syntax import KEYWORDS, NAME
 from governor.overlays.rules import Overlay
@@ -54,7 +56,7 @@ __all__ = ["DEFAULT_FALLBACKS", "Checks", "GuardPolicy", "LTLRule", "Upstream", 
            "policy_from_mapping"]  # fmt: skip
 
 SECTIONS = ("upstream", "observer", "overlays", "propositions", "ltl", "fallbacks", "checks",
-            "supervision", "stream", "safety_value")  # fmt: skip
+            "supervision", "stream", "safety_value", "tools")  # fmt: skip
 OBSERVER_KEYS = ("n_candidates", "max_regenerations", "time_budget_s", "stop_on_repeat")
 CHECK_KEYS = ("user", "assistant", "tool_calls")
 CHECK_GROUPS = ("overlays", "ltl")
@@ -119,6 +121,7 @@ class GuardPolicy:
     supervision: SupervisionSpec | None = None
     stream: StreamPolicy = field(default_factory=StreamPolicy)
     safety_value: SafetyValueSpec | None = None
+    tools: ToolsPolicy = field(default_factory=ToolsPolicy)
 
 
 def load_policy(path: str | Path) -> GuardPolicy:
@@ -172,6 +175,7 @@ def policy_from_mapping(
         supervision=supervision,
         stream=stream_from(top.get("stream"), at.key("stream")),
         safety_value=safety_value,
+        tools=tools_from(top.get("tools"), at.key("tools")),
     )
 
 
