@@ -25,6 +25,7 @@ from governor.guard.spec import (
     parts,
     propositions,
     stream_section,
+    tool_section,
     value_section,
 )
 from governor.overlays import loader, rigidity, rules, validate
@@ -36,6 +37,7 @@ READERS: tuple[ModuleType, ...] = (
     guard_policy,
     parts,
     stream_section,
+    tool_section,
     value_section,
     mode_section,
     propositions,
@@ -56,6 +58,7 @@ GROUPS: tuple[tuple[str, Iterable[str], tuple[str, ...]], ...] = (
     ("### `fallbacks`", parts.FALLBACK_KEYS, ("parts.FALLBACK_KEYS",)),
     ("### `checks`", guard_policy.CHECK_KEYS, ("guard_policy.CHECK_KEYS",)),
     ("### `stream`", stream_section.STREAM_KEYS, ("stream_section.STREAM_KEYS",)),
+    ("### `tools`", tool_section.TOOLS_KEYS, ("tool_section.TOOLS_KEYS",)),
     ("### `safety_value`", value_section.KEYS, ("value_section.KEYS",)),
     ("### `supervision`", mode_section.KEYS, ("mode_section.KEYS",)),
     ("#### `supervision.modes.NAME`", mode_section.MODE_KEYS,
