@@ -27,7 +27,9 @@ def took(messages: list[dict[str, Any]], reply: Any, result: str = "ok") -> list
 def test_verify_and_refund_in_one_reply_do_not_meet_verify_before_refund(
     base: str, server: FakeOpenAIServer
 ) -> None:
-    server.script("/chat/completions", answer(None, VERIFY, refund(150)), answer(None, VERIFY, refund(150)))  # fmt: skip
+    server.script(
+        "/chat/completions", answer(None, VERIFY, refund(150)), answer(None, VERIFY, refund(150))
+    )
     reply, body, _ = ask(base, "p1", user("I'm ann; refund 150 on A-1"))
     governor = reply.model_extra["governor"]
     assert called(reply) == [] and governor["fallback"] is True
@@ -35,9 +37,7 @@ def test_verify_and_refund_in_one_reply_do_not_meet_verify_before_refund(
     assert '"amount"' not in body
 
 
-def test_verify_then_refund_in_two_replies_is_admitted(
-    base: str, server: FakeOpenAIServer
-) -> None:
+def test_verify_then_refund_in_two_replies_is_admitted(base: str, server: FakeOpenAIServer) -> None:
     server.script("/chat/completions", answer(None, VERIFY), answer(None, refund(150)))
     messages = user("I'm ann; refund 150 on A-1")
     first, _, _ = ask(base, "p2", messages)
@@ -49,7 +49,12 @@ def test_verify_then_refund_in_two_replies_is_admitted(
 def test_two_refunds_in_one_reply_count_together_against_the_cap(
     base: str, server: FakeOpenAIServer
 ) -> None:
-    server.script("/chat/completions", answer(None, VERIFY), answer(None, refund(150), refund(150)), answer(None, refund(150), refund(150)))  # fmt: skip
+    server.script(
+        "/chat/completions",
+        answer(None, VERIFY),
+        answer(None, refund(150), refund(150)),
+        answer(None, refund(150), refund(150)),
+    )
     messages = user("I'm ann; refund 150 twice")
     first, _, _ = ask(base, "p3", messages)
     second, _, _ = ask(base, "p3", took(messages, first))

@@ -14,7 +14,17 @@ from governor.guard import Guard
 SECRET = "s3cr3t-4111-1111"
 READ = [
     {"role": "user", "content": "read my record"},
-    {"role": "assistant", "content": None, "tool_calls": [{"id": "r1", "type": "function", "function": {"name": "read_customer_record", "arguments": "{}"}}]},  # fmt: skip
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "r1",
+                "type": "function",
+                "function": {"name": "read_customer_record", "arguments": "{}"},
+            }
+        ],
+    },
     {"role": "tool", "tool_call_id": "r1", "content": f"card {SECRET}"},
     {"role": "user", "content": "thanks"},
 ]
@@ -57,14 +67,13 @@ def test_a_refused_call_is_not_in_the_stream(
     server.script("/chat/completions", streamed("Sending it now.", EMAIL), streamed(EMAIL))
     text, calls, summary, wire = ask_streamed(base, "c2", READ)
     assert calls == [] and summary is not None and summary["fallback"] is True
+    assert text.startswith("I did not run that action") and "Sending it now" not in wire
     assert "x@y.z" not in wire and SECRET not in wire
     assert_named_not_quoted(summary)
     assert "x@y.z" in records_of(guard, "c2")
 
 
-def test_refused_text_is_not_in_the_body(
-    base: str, guard: Guard, server: FakeOpenAIServer
-) -> None:
+def test_refused_text_is_not_in_the_body(base: str, guard: Guard, server: FakeOpenAIServer) -> None:
     said = f"<b>Your card is {SECRET}</b>"
     server.script("/chat/completions", answer(said), answer(said))
     reply, body, _ = ask(base, "c3", [{"role": "user", "content": "what is my card?"}])

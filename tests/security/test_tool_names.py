@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from fake_openai_server import FakeOpenAIServer
-from security_helpers import answer, arguments, ask, called, user
+from security_helpers import answer, arguments, ask, called
 
 LOOKALIKES = {
     "case": "Refund",
@@ -21,7 +21,17 @@ LOOKALIKES = {
 }
 VERIFIED = [
     {"role": "user", "content": "I'm ann"},
-    {"role": "assistant", "content": None, "tool_calls": [{"id": "v1", "type": "function", "function": {"name": "verify_identity", "arguments": "{}"}}]},  # fmt: skip
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "v1",
+                "type": "function",
+                "function": {"name": "verify_identity", "arguments": "{}"},
+            }
+        ],
+    },
     {"role": "tool", "tool_call_id": "v1", "content": "VERIFIED"},
     {"role": "user", "content": "refund 500 on A-1"},
 ]

@@ -144,6 +144,7 @@ def test_checks_judge_steers_without_an_upstream_call(
     blind = check("k3", {"speed": 1}, "straight")
     assert safe["admissible"] is True and safe["rejected_by"] == []
     assert unsafe["admissible"] is False and unsafe["rejected_by"] == ["stay_on_road"]
+
     def value_of(answer: dict[str, Any]) -> str:
         (verdict,) = (v for v in answer["verdicts"] if v["constraint"] == "stay_on_road")
         return str(verdict["descriptor"])

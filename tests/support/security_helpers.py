@@ -69,7 +69,9 @@ def answer(content: str | None, *calls: Call) -> Reply:
         ]
     body = {
         "model": "fake-model",
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],  # fmt: skip
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}
+        ],
         "usage": {"prompt_tokens": 11, "completion_tokens": 5},
     }
     return Reply(body=body)
@@ -90,19 +92,32 @@ def streamed(*parts: str | Call) -> Reply:
             events.append(_chunk({"content": part}))
             continue
         name, args = part
-        call = {"index": index, "id": f"c{index}", "type": "function",
-                "function": {"name": name, "arguments": args}}  # fmt: skip
+        call = {
+            "index": index,
+            "id": f"c{index}",
+            "type": "function",
+            "function": {"name": name, "arguments": args},
+        }
         events.append(_chunk({"tool_calls": [call]}))
         index += 1
     events.append(_chunk({}, "tool_calls" if index else "stop"))
-    events += [{"object": "chat.completion.chunk", "choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 3}}, "[DONE]"]  # fmt: skip
+    events += [
+        {
+            "object": "chat.completion.chunk",
+            "choices": [],
+            "usage": {"prompt_tokens": 9, "completion_tokens": 3},
+        },
+        "[DONE]",
+    ]
     return Reply(events=tuple(events))
 
 
 def ask(base: str, session: str, messages: list[dict[str, Any]]) -> tuple[Any, str, dict[str, str]]:
     """One plain request through the openai client: the parsed reply, the raw body, the headers."""
     raw = client(base, session).chat.completions.with_raw_response.create(
-        model="fake-model", messages=messages, tools=TOOLS  # type: ignore[arg-type]
+        model="fake-model",
+        messages=messages,
+        tools=TOOLS,  # type: ignore[arg-type]
     )
     return raw.parse(), raw.http_response.text, dict(raw.headers)
 

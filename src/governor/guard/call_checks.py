@@ -113,9 +113,7 @@ class OfferedToolsConstraint(Constraint):
             hint = f"; it resembles the offered tool {meant}" if meant else ""
             parts.append(f"call {i + 1} of {n} names a tool that is not offered{hint}")
         listed = ", ".join(offered) if offered else "none"
-        descriptor = (
-            f"{'; '.join(parts)} (tool names must match exactly; offered: {listed})"
-        )
+        descriptor = f"{'; '.join(parts)} (tool names must match exactly; offered: {listed})"
         return Verdict.reject(self.name, float(len(wrong)), descriptor)
 
 
