@@ -57,17 +57,18 @@ def length_in_words(text: str) -> int:
     """How long ``text`` is, in words: each whitespace-separated token counts its words, and at
     least one word per :data:`MAX_WORD_CHARS` characters (a token of symbols only, such as an
     emoji, counts one; of punctuation only, none unless it is longer)."""
-    total = 0
-    for token in _TOKEN.findall(text):
-        found = len(_WORD.findall(token))
-        size = -(-len(token) // MAX_WORD_CHARS)
-        if not found and len(token) <= MAX_WORD_CHARS and _punctuation(token):
-            size = 0
-        total += max(found, size)
+    total = len(_WORD.findall(text))
+    for m in _LONG_TOKEN.finditer(text):
+        token = m.group()
+        total += max(0, -(-len(token) // MAX_WORD_CHARS) - len(_WORD.findall(token)))
+    for m in _SYMBOL_TOKEN.finditer(text):
+        token = m.group()
+        total += not _WORD.search(token) and not _punctuation(token)
     return total
 
 
-_TOKEN = re.compile(r"\S+")
+_LONG_TOKEN = re.compile(rf"\S{{{MAX_WORD_CHARS + 1},}}")
+_SYMBOL_TOKEN = re.compile(rf"(?<!\S)[^\w\s]\S{{0,{MAX_WORD_CHARS - 1}}}(?!\S)")
 
 
 def _punctuation(token: str) -> bool:
