@@ -32,8 +32,8 @@ def test_no_send_email_after_read_secret_regenerates_then_falls_back() -> None:
         ' read_secret was called".'
     )
     assert third.summary["regenerations"] == 1 and third.summary["fallback"] is True
-    forced = third.summary["feedback"]["forced"][0]
-    assert "never call send_email after read_secret" in forced
+    assert third.summary["feedback"]["forced"] == ["refused by no_exfiltration"]
+    assert third.summary["rejected"][0]["violation"] == "rule"
     assert "never call send_email" in backend.requests[-1][-1].content  # the regeneration note
     assert backend.remaining == 0
 
@@ -70,7 +70,8 @@ def test_the_running_sum_caps_transfers_in_total() -> None:
         refused.reply.content == "I can only send 40 more."
         and refused.summary["regenerations"] == 1
     )
-    assert "never transfer more than 100 in total" in refused.summary["rejected"][0]["descriptor"]
+    refusal = refused.decision.attempts[0].verdicts[0]
+    assert any("never transfer more than 100 in total" in v.descriptor for v in refusal)
     chat.took(refused)
     ok = s.respond_sync(chat.user("then send 40"))
     assert names(ok) == ["transfer_funds"]  # 100 in total is not more than 100
@@ -107,4 +108,6 @@ def test_a_violating_call_is_never_returned_even_when_every_try_violates() -> No
 def test_a_malformed_tool_call_is_an_invalid_candidate() -> None:
     guard, _ = tool_guard(['{"tool_calls": [{"name": "x", "arguments": "[1, 2]"}]}', "fine"])
     out = guard.session("s").respond_sync([{"role": "user", "content": "hi"}])
-    assert out.reply.content == "fine" and "a JSON object" in out.summary["invalid_candidates"][0]
+    assert out.reply.content == "fine"
+    assert out.summary["invalid_candidates"] == ["expected well-formed tool calls"]
+    assert "a JSON object" in (out.decision.attempts[0].candidates[0].error or "")

@@ -16,7 +16,7 @@ from guard_helpers import ROOT, Conversation, call
 
 from governor.backends.scripted import ScriptedBackend
 from governor.cli.policy import describe
-from governor.core import DecisionKind
+from governor.core import DecisionKind, Verdict
 from governor.errors import ConfigError
 from governor.files import load_mapping
 from governor.guard import Guard, GuardReply, load_policy, policy_from_mapping
@@ -175,6 +175,13 @@ def steer(direction: Any) -> str:
     return call("steer", direction=direction, speed="slow")
 
 
+def refusals(out: GuardReply) -> list[Verdict]:
+    """The refused verdicts of the step, descriptors and all (the decision keeps them; the
+    summary names only the constraint and the kind of violation)."""
+    found = [v for a in out.decision.attempts for row in a.verdicts for v in row]
+    return [v for v in found if not v.admissible]
+
+
 def directions(out: GuardReply) -> list[Any]:
     return [c.args().get("direction") for c in out.reply.tool_calls]
 
@@ -184,7 +191,8 @@ def test_a_safe_action_is_executed(spec: SafetyValueSpec) -> None:
     guard, _ = guard_of([steer("straight")])
     out = drive(guard, SAFE_STATE)
     assert out.decision.kind is DecisionKind.EXECUTE and directions(out) == ["straight"]
-    assert "keeps the safety value" in out.summary["verdicts"][0]["descriptor"]
+    (kept,) = (v for v in out.decision.verdicts if v.constraint == "stay_on_road")
+    assert "keeps the safety value" in kept.descriptor
 
 
 def test_an_unsafe_action_is_replaced_by_the_safest_one(spec: SafetyValueSpec) -> None:
@@ -197,9 +205,10 @@ def test_an_unsafe_action_is_replaced_by_the_safest_one(spec: SafetyValueSpec) -
     assert out.reply.tool_calls[0].args()["speed"] == "slow"  # the rest of the call is kept
     assert out.summary["recovery"] is True and backend.remaining == 0
     (rejected,) = out.summary["rejected"]
-    assert rejected["constraint"] == "stay_on_road"
-    assert f"safety value {q[1]:.3f} <= margin 0.000" in rejected["descriptor"]
-    assert f"the safest action is direction='{safest}'" in rejected["descriptor"]
+    assert rejected["constraint"] == "stay_on_road" and rejected["violation"] == "safety_value"
+    (refused,) = refusals(out)
+    assert f"safety value {q[1]:.3f} <= margin 0.000" in refused.descriptor
+    assert f"the safest action is direction='{safest}'" in refused.descriptor
     (refusal,) = (v for v in out.decision.verdicts if v.constraint == "stay_on_road")
     assert refusal.repair == out.reply  # the recovery travels in the refusal itself
 
@@ -229,8 +238,8 @@ def test_a_missing_or_malformed_observation_is_refused_with_the_reason(
     guard, _ = guard_of([steer("straight")])
     out = drive(guard, state, content=content)
     assert out.reply.tool_calls == () and out.decision.kind is DecisionKind.FALLBACK
-    (rejected,) = out.summary["rejected"]
-    assert "refused unchecked" in rejected["descriptor"] and reason in rejected["descriptor"]
+    (rejected,) = refusals(out)
+    assert "refused unchecked" in rejected.descriptor and reason in rejected.descriptor
     assert reason in (out.reply.content or "")
 
 
@@ -254,7 +263,7 @@ def test_no_tool_result_before_the_call_is_refused() -> None:
 def test_an_action_that_is_not_one_of_the_actions_is_refused(reply: str, reason: str) -> None:
     guard, _ = guard_of([reply])
     out = drive(guard, SAFE_STATE)
-    assert out.reply.tool_calls == () and reason in out.summary["rejected"][0]["descriptor"]
+    assert out.reply.tool_calls == () and reason in refusals(out)[0].descriptor
 
 
 def test_other_tools_and_text_replies_are_not_its_business() -> None:

@@ -1,4 +1,4 @@
-"""The policy's ``tools`` section: which tools a gateway lists and lets through."""
+"""The policy's ``tools`` section: the tools offered, hidden and run alone."""
 
 from __future__ import annotations
 
@@ -10,24 +10,24 @@ from governor.errors import ConfigError
 from governor.guard import policy_from_mapping
 
 
-def test_no_section_exposes_every_tool() -> None:
+def test_no_section_allows_every_tool() -> None:
     tools = policy_from_mapping({}).tools
     assert tools.allows("refund") and tools.allows("anything")
 
 
-def test_expose_then_hide() -> None:
+def test_offered_then_hidden() -> None:
     tools = policy_from_mapping(
-        {"tools": {"expose": ["refund", "lookup"], "hide": ["lookup"]}}
+        {"tools": {"offered": ["refund", "lookup"], "hide": ["lookup"]}}
     ).tools
     assert tools.allows("refund")
-    assert not tools.allows("lookup")  # hidden after being exposed
-    assert not tools.allows("delete_account")  # not exposed
+    assert not tools.allows("lookup")  # hidden though offered
+    assert not tools.allows("delete_account")  # not offered
 
 
 @pytest.mark.parametrize(
     ("section", "where"),
     [
-        ({"expose": "refund"}, "tools.expose"),
+        ({"offered": "refund"}, "tools.offered"),
         ({"hide": [""]}, "tools.hide[0]"),
         ({"show": ["refund"]}, "tools: unknown key(s) show"),
         ("refund", "tools"),

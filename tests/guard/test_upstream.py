@@ -22,7 +22,10 @@ from governor.errors import BackendError, BackendHTTPError
 from governor.guard import Guard, load_policy
 from governor.usage import metered
 
-TOOLS = [{"type": "function", "function": {"name": "send_email", "parameters": {}}}]
+TOOLS = [
+    {"type": "function", "function": {"name": name, "parameters": {}}}
+    for name in ("read_secret", "send_email")
+]
 
 
 def answer(message: dict[str, Any]) -> Reply:

@@ -24,8 +24,11 @@ from governor.overlays.features import (
     measure,
     measure_all,
 )
+from governor.overlays.features.brevity import char_count, word_count
 from governor.overlays.features.coherence import information_gain, renyi_entropy
+from governor.overlays.features.degenerate import markup_count
 from governor.overlays.features.specificity import counts
+from governor.overlays.features.text import MAX_WORD_CHARS, normalised
 from governor.overlays.features.tone import combine, fit_tone_weights, tone_terms
 from governor.overlays.features.trajectory import exceedances, slope
 
@@ -306,3 +309,41 @@ def test_features_work_offline_without_nltk_data(tmp_path: object) -> None:
     )
     assert run.returncode == 0, run.stderr[-2000:]
     assert "offline ok" in run.stdout
+
+
+# --------------------------------------------------------------------------- evasion
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a \uff1cb\uff1ebold\uff1c/b\uff1e word",  # fullwidth brackets
+        "a <\u200bb>bold</b> word",  # a zero-width space inside the tag
+        "a &lt;b&gt;bold&lt;/b&gt; word",  # entities
+        "a &amp;lt;b&amp;gt;bold word",  # entities twice
+        "items:\n- one\n- two",
+        "steps:\n1. one\n2) two",
+        "| a | b |\n|---|---|",
+        "run `ls` now",
+        "> quoted words",
+    ],
+)
+def test_disguised_markup_and_markdown_structure_count_as_markup(text: str) -> None:
+    assert markup_count(text) >= 1
+
+
+@pytest.mark.parametrize(
+    "text", ["I have 3 cats - and a dog.", "Nice :) see you at 5.", "ok & thanks", "A-1 shipped"]
+)
+def test_ordinary_text_is_not_markup(text: str) -> None:
+    assert markup_count(text) == 0
+
+
+def test_length_counts_long_tokens_and_emoji_and_characters() -> None:
+    assert word_count((), "Hello there, how are you - fine!") == 6.0
+    assert word_count((), "a" * 5000) == -(-5000 // MAX_WORD_CHARS)
+    assert word_count((), "\U0001f600" * 3000) == -(-3000 // MAX_WORD_CHARS)
+    assert word_count((), " ".join(["\U0001f600"] * 100)) == 100.0
+    assert word_count((), "w\u200bo\u200br\u200bd") == 1.0  # invisible characters removed
+    assert char_count((), "ab c\u200b") == 3.0
+    assert normalised("\uff21&amp;\u200bB") == "A&B"

@@ -104,9 +104,8 @@ def test_an_unsafe_steer_is_replaced_by_the_safest_and_the_next_step_reads_its_r
     assert governor["recovery"] is True and body["choices"][0]["finish_reason"] == "tool_calls"
     assert body["choices"][0]["message"]["tool_calls"][0]["id"] == "c1"
     (rejected,) = governor["rejected"]
-    assert rejected["constraint"] == "stay_on_road"
-    assert f"safety value {q[1]:.3f} <= margin 0.000" in rejected["descriptor"]
-    assert f"the safest action is direction='{safest}'" in rejected["descriptor"]
+    assert rejected["constraint"] == "stay_on_road" and rejected["violation"] == "safety_value"
+    assert "descriptor" not in rejected  # the refused call stays in the decision record
     # the client ran the recovery; the car is now on the track's start, where straight is safe
     messages += [
         body["choices"][0]["message"],
@@ -145,11 +144,13 @@ def test_checks_judge_steers_without_an_upstream_call(
     blind = check("k3", {"speed": 1}, "straight")
     assert safe["admissible"] is True and safe["rejected_by"] == []
     assert unsafe["admissible"] is False and unsafe["rejected_by"] == ["stay_on_road"]
-    assert "the safest action is direction=" in unsafe["verdicts"][0]["descriptor"]
+
+    def value_of(answer: dict[str, Any]) -> str:
+        (verdict,) = (v for v in answer["verdicts"] if v["constraint"] == "stay_on_road")
+        return str(verdict["descriptor"])
+
+    assert "the safest action is direction=" in value_of(unsafe)
     assert blind["admissible"] is False
-    assert "refused unchecked" in blind["verdicts"][0]["descriptor"]
-    assert (
-        "expected 3 finite numbers (the driving state) at state"
-        in blind["verdicts"][0]["descriptor"]
-    )
+    assert "refused unchecked" in value_of(blind)
+    assert "expected 3 finite numbers (the driving state) at state" in value_of(blind)
     assert server.requests_to("/chat/completions") == []

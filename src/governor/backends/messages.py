@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from governor.errors import ConfigError, expected
-from governor.files import json_loads
 
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
@@ -76,20 +75,53 @@ class ToolCall:
         return cls(ident, name, text)
 
 
+class DuplicateKeyError(ValueError):
+    """A JSON object that names one key twice (raised while reading it)."""
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's members as a dict; a :class:`DuplicateKeyError` when a key repeats (the
+    standard reader keeps the last one, so ``{"amount": 500, "amount": 10}`` would read as 10
+    while another reader sees 500)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise DuplicateKeyError("a key appears twice")
+    return out
+
+
 def parse_arguments(text: Any, where: str) -> dict[str, Any]:
-    """The JSON object in ``text`` (at most :data:`MAX_ARGUMENTS_CHARS` characters)."""
+    """The JSON object in ``text`` (at most :data:`MAX_ARGUMENTS_CHARS` characters), every
+    object in it without a repeated key. The error says what kind of text was found, never the
+    text itself (arguments a model wrote may be what the guard refuses to show)."""
     if not isinstance(text, str):
         raise ConfigError(f"{where}: arguments: {expected('JSON text of an object', text)}")
     if len(text) > MAX_ARGUMENTS_CHARS:
         most = f"at most {MAX_ARGUMENTS_CHARS:,} characters"
         raise ConfigError(f"{where}: arguments: {expected(most, f'{len(text):,} characters')}")
     try:
-        value = json_loads(text)
-    except ValueError:
-        value = None  # not JSON: refused as any other text that is not an object
+        value = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except DuplicateKeyError:
+        raise ConfigError(
+            f"{where}: arguments: expected one JSON object without repeated keys,"
+            " found a key given twice"
+        ) from None
+    except (ValueError, RecursionError):
+        found = f"text that is not JSON ({len(text):,} characters)"
+        raise ConfigError(f"{where}: arguments: expected a JSON object, found {found}") from None
     if not isinstance(value, dict):
-        raise ConfigError(f"{where}: arguments: {expected('a JSON object', text)}")
+        found = f"a JSON {_json_kind(value)}"
+        raise ConfigError(f"{where}: arguments: expected a JSON object, found {found}")
     return value
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool) or value is None:
+        return "literal"
+    return "number"
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,10 @@ def describe(policy: GuardPolicy) -> list[str]:
     lines.append(f"Overlays: {policy.overlays_from or 'none'}" + (f" ({names})" if names else ""))
     if policy.safety_value is not None:
         lines += safety_value_lines(policy.safety_value)
+    t = policy.tools
+    offered = "those the request offers" if t.offered is None else ", ".join(t.offered) or "none"
+    alone = f"; called alone: {', '.join(t.not_in_parallel)}" if t.not_in_parallel else ""
+    lines.append(f"Tools: {offered} (names matched exactly){alone}")
     c = policy.checks
     lines.append(f"Checks: text replies by {', '.join(c.assistant) or 'nothing'};"
                  f" tool calls by {', '.join(c.tool_calls) or 'nothing'}")  # fmt: skip

@@ -5,7 +5,7 @@ Where things are:
 - the policy file, :mod:`.spec` (:class:`GuardPolicy`, :func:`load_policy`; YAML validated with
   errors that name the file and the path inside it): propositions over tool calls and user turns,
   LTL rules over them, overlays over text replies, fallback texts, bounds, and the ``stream``,
-  ``supervision`` (modes) and ``safety_value`` sections;
+  ``tools``, ``supervision`` (modes) and ``safety_value`` sections;
 - :class:`Guard` (:mod:`.facade`) builds the observer once; a :class:`GuardSession`
   (:mod:`.session`, one class) is one trajectory: ``respond`` proposes through the upstream
   (:mod:`.upstream`; tools passed natively to a backend that supports them), judges, regenerates
@@ -14,12 +14,15 @@ Where things are:
 - what a session reads and keeps: :mod:`.exchange` (the conversation, the guard's :class:`Reply`,
   a request's :class:`Sampling`), :mod:`.session_state` (its state and JSON form) and the session
   stores, :mod:`.stores` (in memory, SQLite or PostgreSQL) so that it survives a restart;
-- what judges: :mod:`.constraints` (LTL monitors over tool calls, overlays over text),
+- what judges: :mod:`.constraints` (LTL monitors over tool calls, overlays over text, the text
+  beside calls included), :mod:`.call_checks` (a call names an offered tool exactly; tools that
+  run alone),
   :mod:`.value_constraint` (a learned safety value), :mod:`.mode_observers` (a policy's modes,
   each an observer, under the supervisor), :mod:`.fallback` (the fallback texts);
 - a streamed reply: :mod:`.holdback` (the hold-back buffer over the backend's streamed chat call),
   :mod:`.prefix` (what a check can judge of a prefix), :mod:`.release` (the released events);
-- :mod:`.choices` (``n > 1`` admitted choices) and :mod:`.summary` (the JSON summaries).
+- :mod:`.choices` (``n > 1`` admitted choices) and :mod:`.summary` (the JSON summaries, which
+  never carry a refused candidate).
 
 Part of the runtime library: imports the core loop, the config, the backends, the LTL and overlay
 families, the supervision package and the trace records; never ``governor.worlds``,

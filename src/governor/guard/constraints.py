@@ -6,14 +6,23 @@ Its memory is a :class:`ToolMonitorState`: the monitor's progressed formula and 
 the rule's propositions read. Position 0 is the start of the session (no action, no labels);
 each executed action is one more position. ``check`` is a what-if; ``commit`` advances formula and sums.
 
-:class:`TextOverlayConstraint` judges the text of a reply with one overlay; tool-call replies
-pass (overlays judge text). The policy's ``checks`` choose which constraints judge text replies
-and which judge tool calls; a constraint that does not judge an action admits it, and an LTL
-monitor still reads every executed action. Each declares what it can judge of a reply still
+A reply's tool calls run in parallel: they are one step, one position whose labels are every
+call's (a running sum adds every call), in which no call's result is known. So a reply is
+admissible when that step is, and when each call, taken alone as the next position, is too: a
+rule that needs an earlier call ("verify_identity before refund") is not met by a sibling. The
+step is committed as one position. A rule's descriptor never quotes the reply (the decision
+record keeps the candidate; the client's summary must not, :mod:`.summary`).
+
+:class:`TextOverlayConstraint` judges the text of a reply with one overlay, the text beside tool
+calls too (a reply of calls only passes). The policy's ``checks`` choose which constraints judge
+text (``assistant``) and which judge tool calls (``tool_calls``); a constraint that does not judge
+an action admits it, and an LTL monitor still reads every executed action. The checks of the
+calls as calls (offered tools, calls that run alone) are :mod:`.call_checks`. Each declares what it can judge of a reply still
 being generated (:mod:`.prefix`): an LTL rule every prefix (the labels of a text reply do not
 depend on its text); an overlay every prefix when it bounds a growing feature from above only,
 the whole reply when from below only, else nothing before the whole. Imports the core types, the
-LTL monitor constraint, the overlays and the guard's exchange, spec (policy and propositions),
+LTL monitor constraint, the overlays and the guard's call checks, exchange, spec (policy and
+propositions),
 prefix and value constraint (:mod:`.value_constraint`: a policy's safety value, after the LTL
 rules).
 """
@@ -26,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from governor.core import Constraint, Step, Trajectory, Verdict
+from governor.guard.call_checks import call_constraints
 from governor.guard.exchange import Message, Reply, messages_of
 from governor.guard.prefix import PrefixJudgement
 from governor.guard.spec.guard_policy import Checks, GuardPolicy, LTLRule
@@ -71,6 +81,7 @@ class ToolLTLConstraint(LTLConstraint):
     """One policy rule monitored over the session's actions (see the module doc)."""
 
     prefix_judgement = PrefixJudgement.EACH_PREFIX
+    violation = "rule"
 
     def __init__(self, rule: LTLRule, vocabulary: Vocabulary, checks: Checks | None = None):
         self.rule = rule
@@ -108,7 +119,31 @@ class ToolLTLConstraint(LTLConstraint):
     def check(self, traj: Trajectory, action: Any) -> Verdict:
         if not _group_allows(self.checks, action, self.name, "ltl"):
             return Verdict.allow(self.name)
-        # the monitors' verdict is a function of their state and the predicted labels: memoised
+        verdict = self._judged(traj, action)
+        if not isinstance(action, Reply):
+            return verdict
+        calls = action.tool_calls
+        what = "the tool call" if len(calls) == 1 else "the reply"
+        if not verdict.admissible:
+            return dataclasses.replace(verdict, descriptor=f"{what} {verdict.descriptor}")
+        if len(calls) < 2:
+            return verdict
+        # parallel calls: each must be admissible alone too, so that no sibling stands in for an
+        # earlier call (calls in one reply form one step in which no result is known)
+        for i, call in enumerate(calls):
+            alone = self._judged(traj, Reply(action.content, (call,)))
+            if not alone.admissible:
+                descriptor = (
+                    f"call {i + 1} of {len(calls)} {alone.descriptor} (calls in one reply run as"
+                    " one step in which no result is known: another call of the same reply does"
+                    " not count as made before it)"
+                )
+                return dataclasses.replace(alone, descriptor=descriptor)
+        return verdict
+
+    def _judged(self, traj: Trajectory, action: Any) -> Verdict:
+        """The monitors' verdict on ``action`` as the next position (memoised: a function of
+        their state and the predicted labels). Its descriptor never quotes the action."""
         state = self.memory(traj).monitors
         key = (state.formulas, state.verdicts, state.labels, self._predict(traj, action))
         verdict = self._what_if.get(key)
@@ -117,11 +152,7 @@ class ToolLTLConstraint(LTLConstraint):
             if len(self._what_if) >= WHAT_IF_LIMIT:
                 self._what_if.clear()
             self._what_if[key] = verdict
-        if verdict.admissible or not isinstance(action, Reply):
-            return verdict
-        what = "the tool call" if action.is_tool_call else "the reply"
-        descriptor = f"{what} {action.describe()} {verdict.descriptor}"
-        return dataclasses.replace(verdict, descriptor=descriptor)
+        return verdict
 
     def commit(self, traj: Trajectory, step: Step) -> ToolMonitorState:  # type: ignore[override]
         mem = self.memory(traj)
@@ -147,7 +178,11 @@ def dialogue_of(traj: Trajectory) -> Dialogue:
 
 
 class TextOverlayConstraint(OverlayConstraint):
-    """One overlay over the text of a reply; tool-call replies pass."""
+    """One overlay over the text of a reply, the text beside tool calls included (a reply of
+    calls only passes); it runs when ``checks.assistant`` names it (text is judged as text, with
+    or without calls)."""
+
+    violation = "overlay"
 
     def __init__(self, overlay: Overlay, checks: Checks | None = None) -> None:
         super().__init__(overlay, dialogue=dialogue_of)
@@ -156,7 +191,9 @@ class TextOverlayConstraint(OverlayConstraint):
 
     def check(self, traj: Trajectory, action: Any) -> Verdict:
         reply = action if isinstance(action, Reply) else Reply(str(action))
-        if reply.is_tool_call or not _group_allows(self.checks, reply, self.name, "overlays"):
+        if reply.is_tool_call and not (reply.content or "").strip():
+            return Verdict.allow(self.name)
+        if not self.checks.runs("assistant", self.name, "overlays"):
             return Verdict.allow(self.name)
         return self.overlay.evaluate(self.dialogue(traj), reply.content or "")
 
@@ -173,11 +210,10 @@ def _overlay_judgement(overlay: Overlay) -> PrefixJudgement:
 
 
 def guard_constraints(policy: GuardPolicy) -> list[Constraint]:
-    """The policy's LTL rules (hard), its safety value, then its overlays, highest priority
-    first."""
-    out: list[Constraint] = [
-        ToolLTLConstraint(r, policy.vocabulary, policy.checks) for r in policy.ltl
-    ]
+    """The checks of the calls as calls (:mod:`.call_checks`), the policy's LTL rules (hard),
+    its safety value, then its overlays, highest priority first."""
+    out: list[Constraint] = call_constraints(policy.tools)
+    out += [ToolLTLConstraint(r, policy.vocabulary, policy.checks) for r in policy.ltl]
     if policy.safety_value is not None:  # see .value_constraint
         out.append(SafetyValueConstraint(policy.safety_value))
     ranked = sorted(policy.overlays, key=lambda o: -o.priority)

@@ -10,7 +10,8 @@ supervisor and one observer per mode (:mod:`.mode_observers`); its own observer 
 mode's constraints, so that each executed action advances every LTL rule. The CLI and the
 service use this same facade. A policy's safety value puts its recovery before the fallback
 texts (:mod:`.value_constraint`). Imports the backends, the observer, and the guard's spec,
-constraints, fallback, value constraint, upstream, session, stores and mode observers.
+call checks, constraints, fallback, value constraint, upstream, session, stores and mode
+observers.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from governor.backends import backend_from_config
 from governor.backends.base import Backend
 from governor.config import check_range
 from governor.errors import ConfigError, expected
+from governor.guard.call_checks import CALL_CHECKS
 from governor.guard.constraints import guard_constraints
 from governor.guard.fallback import GuardFallback
 from governor.guard.mode_observers import GuardSupervision
@@ -70,6 +72,7 @@ class Guard:
         constraints = (
             guard_constraints(policy) if self.supervision is None else self.supervision.constraints
         )
+        rules |= {c.name: c.text for c in constraints if isinstance(c, CALL_CHECKS)}
         fallback = value_fallback(constraints, GuardFallback(policy.fallbacks, rules))
         self.observer = Observer(upstream, constraints, fallback, config=policy.observer)
         self._sessions: dict[str, GuardSession] = {}

@@ -14,7 +14,8 @@ When a mode acts, that mode's observer proposes and judges; otherwise the sessio
 Every LTL rule (the policy's and each mode's) reads every executed action, whichever mode said
 it; a mode's own rules and overlays judge only that mode's replies. If the supervisor fails, the
 step fails closed: a ``wait`` that says the ``check_failed`` text. Imports the core types, the
-observer, the backend interface, the supervision package and the guard's constraints, fallback,
+observer, the backend interface, the supervision package and the guard's call checks, constraints,
+fallback,
 exchange, spec (the policy and its mode spec) and upstream.
 """
 
@@ -29,6 +30,7 @@ from typing import Any
 from governor.backends.base import Backend
 from governor.core import Candidate, Constraint, Decision, Feedback, Policy, Trajectory
 from governor.errors import ConfigError, expected
+from governor.guard.call_checks import CALL_CHECKS, call_constraints
 from governor.guard.constraints import TextOverlayConstraint, ToolLTLConstraint
 from governor.guard.exchange import Message, Reply
 from governor.guard.fallback import GuardFallback
@@ -67,8 +69,10 @@ class GuardSupervision:
         if spec is None:
             raise ConfigError(f"{policy.source}: {expected('a supervision section', None)}")
         self.policy = policy
-        shared = [ToolLTLConstraint(r, policy.vocabulary, policy.checks) for r in policy.ltl]
-        texts = {r.name: r.text for r in policy.ltl}
+        shared: list[Constraint] = call_constraints(policy.tools)
+        texts = {c.name: c.text for c in shared if isinstance(c, CALL_CHECKS)}
+        shared += [ToolLTLConstraint(r, policy.vocabulary, policy.checks) for r in policy.ltl]
+        texts |= {r.name: r.text for r in policy.ltl}
         union: dict[str, Constraint] = {c.name: c for c in shared}
         observers: dict[str, Observer] = {}
         for m in spec.modes:

@@ -6,7 +6,8 @@ release came) and is closed when the step ends, so a stage that overran its time
 nothing more. :meth:`ReleaseGate.seen` is what the client sees of an answer (the released text,
 then the answer's when the answer does not go on from it): what the trajectory commits.
 :meth:`ReleaseGate.finish` sends a :class:`StreamEnd` with the rest. Text goes out in sentence
-pieces (:func:`sentences`). Imports the core decision and the guard's exchange.
+pieces (:func:`sentences`). Imports the core decision and the guard's exchange and summary (a
+refusal's reason as the client may read it).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 from governor.core import Decision
 from governor.guard.exchange import Reply, ToolCall
+from governor.guard.summary import public_reason
 
 SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
 
@@ -129,7 +131,7 @@ class ReleaseGate:
         if not streamed and (decision.attempts or decision.errors):  # asked for, not executed
             last = decision.attempts[-1].verdicts if decision.attempts else ()
             by = sorted({v.constraint for row in last for v in row if not v.admissible})
-            refused = {"chunk": len(self.chunks), "by": by, "reason": decision.reason}
+            refused = {"chunk": len(self.chunks), "by": by, "reason": public_reason(decision)}
             if self.chunks and not self.chunks[-1]["admitted"]:  # refused on a prefix
                 last_chunk = self.chunks[-1]
                 refused = {**refused, "chunk": last_chunk["index"], "by": last_chunk["by"]}

@@ -70,7 +70,12 @@ from governor.guard.release import ReleaseGate, StreamEnd, StreamEvent
 from governor.guard.session_state import SessionState, state_from_json, state_to_json
 from governor.guard.spec.stream_section import StreamPolicy
 from governor.guard.stores import SessionStore, shared_lock
-from governor.guard.summary import decision_summary, supervision_summary, verdicts_summary
+from governor.guard.summary import (
+    decision_summary,
+    supervision_summary,
+    verdicts_summary,
+    violation_kinds,
+)
 from governor.observer import Observer
 from governor.supervision import SupervisorDecision, SupervisorState
 from governor.supervision.operator import ActKind, OperatorAct
@@ -143,6 +148,7 @@ class GuardSession:
         self._lock = asyncio.Lock()
         self._thread_lock = threading.Lock()
         self._executor = executor  # None: asyncio's default pool
+        self.kinds = violation_kinds(observer.constraints)  # for the summaries (.summary)
 
     @property
     def state(self) -> SessionState:
@@ -212,10 +218,16 @@ class GuardSession:
                     return
 
     async def check(
-        self, candidate: Any, *, messages: Sequence[Any] | None = None, inline: bool = False
+        self,
+        candidate: Any,
+        *,
+        messages: Sequence[Any] | None = None,
+        tools: Sequence[Any] | None = None,
+        inline: bool = False,
     ) -> CheckResult:
         """The verdicts on ``candidate`` (text, a Reply or an assistant message); no LLM call.
-        ``inline``: judge on the calling event loop, without a worker thread, when that needs no
+        ``tools``: the tool schemas offered to the agent that proposed it (none: the policy's
+        ``tools.offered`` alone decides which calls are offered). ``inline``: judge on the calling event loop, without a worker thread, when that needs no
         store access (the state is loaded, the store is not shared, no sync call holds the
         session, a short saved history: :data:`INLINE_MAX_MESSAGES`, :data:`INLINE_MAX_CHARS`):
         for small requests, whose checks take about a millisecond of CPU or less."""
@@ -223,14 +235,21 @@ class GuardSession:
             async with self._lock:
                 if self._inline_ready() and self._thread_lock.acquire(blocking=False):
                     try:
-                        return self._check(candidate, messages)
+                        return self._check(candidate, messages, tools)
                     finally:
                         self._thread_lock.release()
-        return await self._run(self._check, candidate, messages)
+        return await self._run(self._check, candidate, messages, tools)
 
-    async def commit(self, candidate: Any, *, messages: Sequence[Any] | None = None) -> CheckResult:
-        """Record ``candidate`` as executed (e.g. the client ran the tool); its verdicts."""
-        return await self._run(self._commit_executed, candidate, messages)
+    async def commit(
+        self,
+        candidate: Any,
+        *,
+        messages: Sequence[Any] | None = None,
+        tools: Sequence[Any] | None = None,
+    ) -> CheckResult:
+        """Record ``candidate`` as executed (e.g. the client ran the tool); its verdicts
+        (``tools`` as for :meth:`check`)."""
+        return await self._run(self._commit_executed, candidate, messages, tools)
 
     async def operate(
         self, kind: ActKind | str, *, who: str, why: str, mode: str | None = None
@@ -264,11 +283,23 @@ class GuardSession:
     ) -> SessionState:
         return _sync("operate", lambda: self.operate(kind, who=who, why=why, mode=mode))
 
-    def check_sync(self, candidate: Any, *, messages: Sequence[Any] | None = None) -> CheckResult:
-        return _sync("check", lambda: self.check(candidate, messages=messages))
+    def check_sync(
+        self,
+        candidate: Any,
+        *,
+        messages: Sequence[Any] | None = None,
+        tools: Sequence[Any] | None = None,
+    ) -> CheckResult:
+        return _sync("check", lambda: self.check(candidate, messages=messages, tools=tools))
 
-    def commit_sync(self, candidate: Any, *, messages: Sequence[Any] | None = None) -> CheckResult:
-        return _sync("commit", lambda: self.commit(candidate, messages=messages))
+    def commit_sync(
+        self,
+        candidate: Any,
+        *,
+        messages: Sequence[Any] | None = None,
+        tools: Sequence[Any] | None = None,
+    ) -> CheckResult:
+        return _sync("commit", lambda: self.commit(candidate, messages=messages, tools=tools))
 
     # ------------------------------------------------------------------ the worker thread
 
@@ -389,16 +420,20 @@ class GuardSession:
             return self.observer
         return self.supervision.observer_for(sup)
 
-    def _check(self, candidate: Any, messages: Sequence[Any] | None) -> CheckResult:
+    def _check(
+        self, candidate: Any, messages: Sequence[Any] | None, tools: Sequence[Any] | None = None
+    ) -> CheckResult:
         reply = reply_from(candidate)
-        traj, _ = self._catch_up(messages, None)
+        traj, _ = self._catch_up(messages, tools)
         verdicts = self._judge().verdicts(traj, reply)
         summary = {"session": self.id, **verdicts_summary(verdicts)}
         return CheckResult(all(v.admissible for v in verdicts), verdicts, summary)
 
-    def _commit_executed(self, candidate: Any, messages: Sequence[Any] | None) -> CheckResult:
+    def _commit_executed(
+        self, candidate: Any, messages: Sequence[Any] | None, tools: Sequence[Any] | None = None
+    ) -> CheckResult:
         reply = reply_from(candidate)
-        traj, t = self._catch_up(messages, None)
+        traj, t = self._catch_up(messages, tools)
         verdicts = self._judge().verdicts(traj, reply)
         after = self._advance(traj, reply, "executed by the client")
         summary = {"session": self.id, "t": t + 1, **verdicts_summary(verdicts)}
@@ -484,7 +519,9 @@ class GuardSession:
                 errors=(*decision.errors, f"store: {type(exc).__name__}: {exc}"),
             )
         seconds = time.perf_counter() - start
-        summary = decision_summary(decision, reply, session=self.id, t=t, seconds=seconds)
+        summary = decision_summary(
+            decision, reply, session=self.id, t=t, seconds=seconds, kinds=self.kinds
+        )
         if sup is not None:
             summary["supervision"] = supervision_summary(sup, decision if sup.acts else None)
         if gate is not None:

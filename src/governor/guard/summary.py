@@ -9,12 +9,19 @@ stage. :func:`verdicts_summary` is the check-only answer. :func:`supervision_sum
 the violations at both levels (``oversight``: a mode the mode rules rejected; ``activity``: a
 reply the mode's own constraints rejected). Imports the core types, the supervision package's
 decision and the guard's exchange.
+
+A summary is what the client is told, so it never carries any part of a candidate the guard
+refused (its text, a tool name, arguments): a refused verdict names its constraint and the kind of
+violation (:func:`violation_summary`), never its descriptor (which may quote the candidate, and
+goes to the model as feedback and to the decision record); a forced feedback is named by the
+constraints behind it; an error or an invalid candidate by where it happened and its type, never
+its message (:func:`public_error`, :func:`public_reason`). The decision record keeps everything.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from governor.core import Decision, DecisionKind, Severity, Verdict
@@ -25,7 +32,13 @@ FALLBACK_KINDS = (DecisionKind.FALLBACK, DecisionKind.DEFER, DecisionKind.ABORT)
 _SEVERITY_NAMES = {s: s.name.lower() for s in Severity}
 
 
+STORE_STAGE = "store"
+"""Errors of the session store keep their message in a summary (no candidate reaches it, and a
+failed save leaves no record to read it from)."""
+
+
 def verdict_summary(v: Verdict) -> dict[str, Any]:
+    """A verdict as the judge of a candidate the client sent itself (a check): everything."""
     return {
         "constraint": v.constraint,
         "admissible": v.admissible,
@@ -45,28 +58,83 @@ def verdicts_summary(verdicts: Sequence[Verdict]) -> dict[str, Any]:
     }
 
 
+def violation_kinds(constraints: Sequence[Any]) -> dict[str, str]:
+    """Each constraint's kind of violation (its ``violation`` attribute), by name."""
+    return {c.name: str(getattr(c, "violation", "refused")) for c in constraints}
+
+
+def violation_summary(v: Verdict, kinds: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A verdict on a reply the guard produced: a refused one names its constraint and the kind of
+    violation (``kinds`` maps a constraint's name to its kind; ``check_failed`` when the check
+    could not be made), never its descriptor or error text; an admissible one (of the reply the
+    client gets) is :func:`verdict_summary`."""
+    if v.admissible:
+        return verdict_summary(v)
+    kind = "check_failed" if v.error is not None else (kinds or {}).get(v.constraint, "refused")
+    return {
+        "constraint": v.constraint,
+        "admissible": False,
+        "violation": kind,
+        "deviation": v.deviation,
+        "severity": _SEVERITY_NAMES[v.severity],
+    }
+
+
+def public_error(text: str) -> str:
+    """An error as ``stage: Type`` (the first two parts of ``stage: Type: message``), without its
+    message, which may quote what a model wrote; a store's error is kept whole."""
+    parts = text.split(": ", 2)
+    return text if parts[0] == STORE_STAGE else ": ".join(parts[:2])
+
+
+def public_reason(decision: Decision) -> str:
+    """The decision's reason without the messages of its errors (:func:`public_error`)."""
+    reason = decision.reason
+    for error in decision.errors:
+        parts = error.split(": ", 2)
+        if len(parts) == 3 and parts[0] != STORE_STAGE and parts[2]:
+            reason = reason.replace(f": {parts[2]}", "")
+    return reason
+
+
 def decision_summary(
-    decision: Decision, reply: Reply, *, session: str, t: int, seconds: float
+    decision: Decision,
+    reply: Reply,
+    *,
+    session: str,
+    t: int,
+    seconds: float,
+    kinds: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """One reply's summary (see the module doc)."""
-    forced = [a.feedback.text for a in decision.attempts[1:] if a.feedback is not None]
+    """One reply's summary (see the module doc); ``kinds``: the kind of violation of each
+    constraint, by name (:func:`violation_summary`)."""
+    forced = [
+        "refused by " + ", ".join(a.feedback.constraints or ("an invalid candidate",))
+        for a in decision.attempts[1:]
+        if a.feedback is not None
+    ]
     rejected = [
-        verdict_summary(v)
+        violation_summary(v, kinds)
         for a in decision.attempts
         for row in a.verdicts
         for v in row
         if not v.admissible
     ]
-    invalid = [c.error for a in decision.attempts for c in a.candidates if c.error is not None]
+    invalid = [
+        c.error.split(": ", 1)[0]
+        for a in decision.attempts
+        for c in a.candidates
+        if c.error is not None
+    ]
     total = decision.total_usage
     return {
         "session": session,
         "t": t,
         "kind": decision.kind.value,
-        "reason": decision.reason,
+        "reason": public_reason(decision),
         "cause": None if decision.cause is None else decision.cause.value,
         "reply": reply.to_dict(),
-        "verdicts": [verdict_summary(v) for v in decision.verdicts],
+        "verdicts": [violation_summary(v, kinds) for v in decision.verdicts],
         "rejected": rejected,
         "invalid_candidates": invalid,
         "feedback": {
@@ -94,7 +162,7 @@ def decision_summary(
             **{stage: 1000.0 * s for stage, s in decision.latency.items()},
             "total": 1000.0 * seconds,
         },
-        "errors": list(decision.errors),
+        "errors": [public_error(e) for e in decision.errors],
     }
 
 
@@ -110,5 +178,8 @@ def supervision_summary(sup: SupervisorDecision, activity: Decision | None) -> d
         "override": None
         if sup.override is None
         else {"rule": sup.override.rule, "action": sup.override.action},
-        "violations": [dataclasses.asdict(v) for v in (*sup.violations(), *below)],
+        "violations": [
+            *(dataclasses.asdict(v) for v in sup.violations()),
+            *({**dataclasses.asdict(v), "descriptor": ""} for v in below),  # see the module doc
+        ],
     }

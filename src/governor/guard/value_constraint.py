@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from governor.core import Constraint, Fallback, Trajectory, Verdict
-from governor.errors import FOUND_LIMIT, ConfigError, expected, shown
+from governor.errors import ConfigError, expected, shown
 from governor.guard.exchange import Message, Reply, ToolCall, messages_of
 from governor.guard.spec.propositions import MISSING, lookup
 from governor.guard.spec.value_section import SafetyValueSpec
@@ -51,6 +51,7 @@ class SafetyValueConstraint(Constraint):
     """A policy's learned safety value over the calls of one tool (see the module doc)."""
 
     hard = False
+    violation = "safety_value"
 
     def __init__(self, spec: SafetyValueSpec) -> None:
         self.spec = spec
@@ -111,8 +112,7 @@ class SafetyValueConstraint(Constraint):
             why = f"expected one {s.tool} call per reply (one observation, one action)"
             return self._refuse(f"{why}, found {len(mine)}")
         call = reply.tool_calls[mine[0]]
-        cut = call.arguments[:FOUND_LIMIT] + ("..." if len(call.arguments) > FOUND_LIMIT else "")
-        what = f"the tool call {call.name}({cut})"
+        what = f"the {call.name} call"  # never its arguments: a fallback text may say this
         try:
             args = call.args()
         except ConfigError as exc:

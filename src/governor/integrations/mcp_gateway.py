@@ -4,7 +4,7 @@ The gateway is an MCP server to its client (over stdio, or streamable HTTP at ``
 MCP client of the real server (a command it starts over stdio, or a streamable HTTP URL), both
 through the ``mcp`` SDK (the ``[mcp]`` extra). What it does:
 
-- ``tools/list`` passes through, less the tools the policy's ``tools`` section does not expose;
+- ``tools/list`` passes through, less the tools the policy's ``tools`` section does not allow;
 - every ``tools/call`` is judged before it reaches the server (:class:`~.tool_judge.ToolJudge`:
   the policy's rules over the session's calls and results so far, then the call committed):
   a refused call answers an MCP tool error (``isError``) whose text names the rules that refused

@@ -10,7 +10,7 @@ must not run. :meth:`ToolJudge.after_call` adds the tool's result to the session
 turn, each saved with the next committed action, so rules over results and user turns see them;
 :meth:`ToolJudge.judge_reply` judges (and, admitted, commits) the assistant's text reply by the
 policy's checks on text. A policy's ``tools`` section refuses a call to a tool it does not
-expose under the name ``tools``. Every failure to judge (a store that fails, arguments that
+allow under the name ``tools``. Every failure to judge (a store that fails, arguments that
 cannot be read) refuses the call: the judge fails closed.
 
 The guard behind the integrations has no model (:class:`JudgeOnly`): it only checks and commits,
@@ -76,7 +76,7 @@ class Judgement:
     """The tool called; empty for a text reply."""
     call_id: str
     rules: tuple[str, ...] = ()
-    """The rules that refused it (``tools`` for a tool not exposed, ``judge_failed`` when it
+    """The rules that refused it (``tools`` for a tool the policy does not allow, ``judge_failed`` when it
     could not be judged)."""
     message: str = ""
     """Why it was refused, naming the rules; empty when allowed."""
@@ -113,7 +113,7 @@ class ToolJudge:
         allowed it is committed before this returns, and the caller runs it."""
         call_id = call_id or f"call_{uuid.uuid4().hex[:16]}"
         if not self.guard.policy.tools.allows(tool):
-            why = f"the policy does not expose the tool {tool!r}"
+            why = f"the policy does not allow the tool {tool!r}"
             return Judgement(
                 False, tool, call_id, (TOOLS_RULE,), refusal_message(tool, {TOOLS_RULE: why})
             )
@@ -193,10 +193,13 @@ class ToolJudge:
     ) -> Judgement:
         """Check ``candidate`` (a call of ``tool``; None: a text reply), commit it if admitted."""
         messages = await self._history()
-        checked = await self.session.check(candidate, messages=messages, inline=True)
+        # The framework runs the call by its exact name, so the tool it names is offered; the
+        # policy's ``tools`` section was applied before (:meth:`before_call`).
+        offered = [{"type": "function", "function": {"name": tool}}] if tool else None
+        checked = await self.session.check(candidate, messages=messages, tools=offered, inline=True)
         result = checked
         if checked.admissible:
-            result = await self.session.commit(candidate, messages=messages)
+            result = await self.session.commit(candidate, messages=messages, tools=offered)
             messages.append(dict(candidate))
             # (not admissible now: another instance moved a shared session on in between)
         if not result.admissible:

@@ -5,6 +5,7 @@ another thing). :mod:`.guard_policy` reads the whole file (:func:`load_policy`,
 :func:`policy_from_mapping`) into a :class:`GuardPolicy`; its sections have their readers:
 :mod:`.parts` (LTL rules, overlay sets and fallback texts, at the top and inside each mode),
 :mod:`.stream_section` (``stream``: how a streamed reply is cut into chunks),
+:mod:`.tools_section` (``tools``: the tools a reply may call, and those that run alone),
 :mod:`.value_section` (``safety_value``: a learned safety value over one tool's calls),
 :mod:`.mode_section` (``supervision``: reading the modes and validating them by building them)
 and :mod:`.mode_spec` (the section as read, and its builders of the runtime supervisor). The
@@ -30,6 +31,7 @@ from governor.guard.spec.mode_spec import ModeSpec, OverrideSpec, SupervisionSpe
 from governor.guard.spec.parts import LTLRule
 from governor.guard.spec.propositions import Vocabulary
 from governor.guard.spec.stream_section import StreamPolicy
+from governor.guard.spec.tools_section import ToolsPolicy
 from governor.guard.spec.value_section import SafetyValueSpec
 
 __all__ = [
@@ -42,6 +44,7 @@ __all__ = [
     "SafetyValueSpec",
     "StreamPolicy",
     "SupervisionSpec",
+    "ToolsPolicy",
     "Upstream",
     "Vocabulary",
     "load_policy",

@@ -14,7 +14,7 @@ A policy file (every section optional except ``fallbacks.default`` where fallbac
     safety_value: {checkpoint, tool, argument, actions, observation, margin, recovery, ...}
                  (a learned safety value over one tool's calls; see .value_section)
     stream:      {chunk_tokens}                                  (see .stream_section)
-    tools:       {expose, hide}       (the tools a gateway lists and lets through; .tools_section)
+    tools:       {offered, hide, not_in_parallel}   (the tools a reply may call; .tools_section)
 
 Errors name the file, the path inside it (``policy.yaml: ltl[2].formula``), what was expected and
 what was found; unknown keys are errors. A formula may use only declared propositions. With a

@@ -21,7 +21,9 @@ Six features, each 0 for ordinary human replies (calibrated on the human corpora
 - ``mixed_scripts``: the share of the reply's words written in a script other than its dominant
   one, a word that mixes scripts ("süreç查model") counting as outside (Han, kana and Hangul are one
   family: Japanese mixes them);
-- ``markup``: HTML/XML tags, code fences, Markdown headings, emphasis and links, a transcript's
+- ``markup``: HTML/XML tags, code fences, Markdown headings, emphasis, links, list items,
+  blockquotes, tables and inline code (read after :func:`.text.normalised`: entities decoded,
+  NFKC, invisible characters removed, so ``＜b＞``, ``<​b>`` and ``&lt;b&gt;`` are tags), a transcript's
   speaker tag opening a line ("A: ...", "User: ..."), code identifiers glued into words
   ("audienciasetInput": a lower-case run of four letters or more, then a capital, which names
   such as "iPhone", "eBay" or "PowerPoint" do not have) and file names with a code or data
@@ -47,7 +49,7 @@ from typing import Any
 from governor.overlays.features.base import DEFAULT_RESOURCES, Resources, register
 from governor.overlays.features.dialogue import Dialogue, last
 from governor.overlays.features.endings import recurring_tail, stray_tail_of
-from governor.overlays.features.text import sentences, words, zipf
+from governor.overlays.features.text import normalised, sentences, words, zipf
 
 LANGUAGES = ("en", "fr", "de", "es", "it", "pt", "nl")
 MIN_WORDS = 8  # non_words divides by at least this many words
@@ -68,7 +70,11 @@ _MARKUP = re.compile(
     r"|\[[^\]\n]{1,200}\]\([^)\s]{1,500}\)"  # links
     r"|^\s{0,3}(?:[A-Z]|User|Assistant|Human|Person|Speaker ?\d{1,2})\s?:\s"  # speaker tags
     r"|\b[a-z]{4,}[A-Z]\w*"  # code identifiers: setInput, audienciasetInput
-    r"|\b\w+\.(?:ya?ml|json|py|js|ts|txt|md|html?|xml|csv|cfg|ini|toml|sh)\b",  # cities.yaml
+    r"|\b\w+\.(?:ya?ml|json|py|js|ts|txt|md|html?|xml|csv|cfg|ini|toml|sh)\b"  # cities.yaml
+    r"|^\s{0,3}(?:[-*+•]|\d{1,3}[.)])\s+\S"  # list items
+    r"|^\s{0,3}>\s?\S"  # blockquotes
+    r"|^\s*\|.*\|\s*$|^\s*\|?\s*:?-{3,}:?\s*\|"  # table rows and rules
+    r"|`[^`\n]{1,200}`",  # inline code
     re.MULTILINE,
 )
 _NUMBER = re.compile(r"[\d.,:/-]+(?:st|nd|rd|th|s|am|pm|k)?", re.IGNORECASE)
@@ -182,8 +188,11 @@ def foreign_script_share(text: str) -> float:
 
 
 def markup_count(text: str) -> int:
-    """HTML/XML tags, code fences, Markdown headings, bold and links in ``text``."""
-    return len(_MARKUP.findall(text))
+    """HTML/XML tags, code fences and Markdown marks (headings, bold, links, list items,
+    blockquotes, tables, inline code) in ``text``, read normalised (:func:`.text.normalised`), so
+    that fullwidth brackets, a zero-width character inside a tag or an HTML entity do not hide
+    one."""
+    return len(_MARKUP.findall(normalised(text)))
 
 
 def echo_share(candidate: str, previous: str, n: int = ECHO_NGRAM) -> float:

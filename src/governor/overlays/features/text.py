@@ -7,7 +7,9 @@ load lazily on first use and results are memoised per text (bounded caches of pu
 
 from __future__ import annotations
 
+import html
 import re
+import unicodedata
 import warnings
 from functools import lru_cache
 from typing import Any
@@ -28,6 +30,49 @@ _STOPWORDS = """a about above after again all am an and any are as at be because
     which while who whom why will with would you you'd you're your yours yeah yes oh um uh well
     like really know think get got go going one lot much also okay ok sure thing things"""
 STOPWORDS = frozenset(_STOPWORDS.split())
+
+
+@lru_cache(maxsize=_CACHE)
+def normalised(text: str) -> str:
+    """``text`` as the markup and length features read it, so that a look-alike cannot evade
+    them: HTML entities decoded (``&lt;b&gt;`` is ``<b>``; twice, for ``&amp;lt;``), NFKC applied
+    (fullwidth ``＜ｂ＞`` is ``<b>``), and invisible characters (format and control characters
+    other than line breaks and tabs: zero-width spaces, joiners, bidi marks) removed."""
+    text = html.unescape(html.unescape(text)) if "&" in text else text
+    text = unicodedata.normalize("NFKC", text)
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) not in _INVISIBLE)
+
+
+_INVISIBLE = ("Cf", "Cc")
+
+
+MAX_WORD_CHARS = 24
+"""The longest run of characters counted as one word by :func:`length_in_words`: a longer
+unbroken token (a 5,000-character string, a run of emoji) counts one word per this many."""
+
+
+def length_in_words(text: str) -> int:
+    """How long ``text`` is, in words: each whitespace-separated token counts its words, and at
+    least one word per :data:`MAX_WORD_CHARS` characters (a token of symbols only, such as an
+    emoji, counts one; of punctuation only, none unless it is longer)."""
+    total = len(_WORD.findall(text))
+    for m in _LONG_TOKEN.finditer(text):
+        token = m.group()
+        total += max(0, -(-len(token) // MAX_WORD_CHARS) - len(_WORD.findall(token)))
+    for m in _SYMBOL_TOKEN.finditer(text):
+        token = m.group()
+        total += not _WORD.search(token) and not _punctuation(token)
+    return total
+
+
+_LONG_TOKEN = re.compile(rf"\S{{{MAX_WORD_CHARS + 1},}}")
+_SYMBOL_TOKEN = re.compile(rf"(?<!\S)[^\w\s]\S{{0,{MAX_WORD_CHARS - 1}}}(?!\S)")
+
+
+def _punctuation(token: str) -> bool:
+    return all(unicodedata.category(ch)[0] == "P" for ch in token)
 
 
 def words(text: str) -> list[str]:
