@@ -7,6 +7,9 @@
   the runtime only, no world, no ``governor.cli`` and no ``governor.papers``;
 - the runtime library imports none of ``governor.bench``, ``governor.papers`` or ``governor.cli``;
   no world imports ``governor.papers`` or ``governor.cli``;
+- ``governor.integrations`` (AgentDojo, MCP, the Agents SDK, LangChain) sits on the ``Guard``
+  facade like the CLI: the runtime library and the runtime benchmarks never import it, and it
+  imports no world, no ``governor.cli``, ``governor.papers`` or ``governor.bench``;
 - nothing imports ``governor.cli`` but the CLI itself (no bench -> cli, no papers -> cli);
 - a world imports another world only where :data:`WORLD_DEPENDENCIES` declares it;
 - no import cycle between modules, counting imports inside functions too;
@@ -25,6 +28,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "governor"
 TOP_LAYER = ("governor.worlds", "governor.cli", "governor.papers")
 BENCH = "governor.bench"
+INTEGRATIONS = "governor.integrations"
 WORLD_DEPENDENCIES = {"backseat": {"driving"}}
 CORE_LOOP = (
     "governor.core",
@@ -136,11 +140,11 @@ def test_the_core_loop_imports_no_backend() -> None:
 
 
 def in_runtime(name: str) -> bool:
-    return not any(within(name, top) for top in (*TOP_LAYER, BENCH))
+    return not any(within(name, top) for top in (*TOP_LAYER, BENCH, INTEGRATIONS))
 
 
-def test_the_runtime_imports_no_bench_papers_or_cli() -> None:
-    above = (BENCH, "governor.papers", "governor.cli")
+def test_the_runtime_imports_no_bench_papers_cli_or_integration() -> None:
+    above = (BENCH, "governor.papers", "governor.cli", INTEGRATIONS)
     offenders = [
         f"{name} -> {target}"
         for name, targets in GRAPH.items()
@@ -159,6 +163,19 @@ def test_the_benchmarks_import_no_world_cli_or_papers() -> None:
         if within(name, BENCH)
         for target in targets
         if any(within(target, t) for t in TOP_LAYER)
+    ]
+    assert offenders == []
+
+
+def test_the_integrations_sit_beside_the_cli() -> None:
+    assert any(within(name, INTEGRATIONS) for name in GRAPH)
+    offenders = [
+        f"{name} -> {target}"
+        for name, targets in GRAPH.items()
+        if within(name, INTEGRATIONS) or within(name, BENCH)
+        for target in targets
+        if any(within(target, t) for t in (*TOP_LAYER, BENCH, INTEGRATIONS))
+        and not within(target, name.split(".")[0] + "." + name.split(".")[1])
     ]
     assert offenders == []
 
