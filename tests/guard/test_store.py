@@ -79,10 +79,10 @@ class BrokenStore(MemoryStore):
         super().__init__()
         self.broken = False
 
-    def save(self, session_id: str, state: Any, record: Any) -> None:
+    def save(self, session_id: str, state: Any, record: Any, **more: Any) -> None:
         if self.broken:
             raise StoreError("disk full")
-        super().save(session_id, state, record)
+        super().save(session_id, state, record, **more)
 
 
 def test_a_failing_store_falls_back_and_keeps_the_last_saved_state() -> None:

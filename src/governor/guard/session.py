@@ -53,10 +53,11 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from governor.core import Decision, DecisionKind, Trajectory, Verdict
-from governor.errors import ConfigError, expected
+from governor.errors import ConfigError, LimitError, expected
 from governor.guard.choices import admitted_choices, choice_observer
 from governor.guard.exchange import (
     Conversation,
+    History,
     Message,
     Reply,
     Sampling,
@@ -78,6 +79,8 @@ from governor.trace.record import decision_record
 
 T = TypeVar("T")
 
+MAX_SESSION_MESSAGES = 100_000
+"""The most messages a stored session may hold (a step past it is refused, naming the limit)."""
 INLINE_MAX_MESSAGES = 64
 INLINE_MAX_CHARS = 8192
 """The longest saved history (messages, characters of text) an ``inline`` check runs on the event
@@ -132,8 +135,14 @@ class GuardSession:
         executor: Executor | None = None,
         supervision: GuardSupervision | None = None,
         stream: StreamPolicy | None = None,
+        *,
+        name: str | None = None,
+        max_messages: int = MAX_SESSION_MESSAGES,
     ) -> None:
         self.id = session_id
+        self.name = session_id if name is None else name
+        """What the client calls the session (its stored id without the owner's prefix)."""
+        self.max_messages = max_messages
         self.supervision = supervision
         self.stream = stream or StreamPolicy()
         self.observer = observer
@@ -248,6 +257,15 @@ class GuardSession:
         written, when the store holds no such session."""
         return await self._run(self._reset)
 
+    def is_new(self) -> bool:
+        """Whether nothing of this session was saved yet (blocking: it may read the store)."""
+        with self._thread_lock:
+            state = self.state
+            new = state.t == 0 and not state.messages and not state.acts
+            if getattr(self.store, "shared", False):
+                self._state = None  # re-read under the store's lock by the call that follows
+            return new
+
     # ------------------------------------------------------------------ sync API
 
     def respond_sync(
@@ -315,8 +333,7 @@ class GuardSession:
             )
         after = replace(state, acts=(*state.acts, act), supervisor=sup)
         record = {"type": "operator", "episode": self.id, "t": state.t, "act": act.to_json()}
-        self.store.save(self.id, state_to_json(after, self.observer.constraints), record)
-        self._state = after
+        self._write(after, record)
         return after
 
     def _reset(self) -> bool:
@@ -333,7 +350,7 @@ class GuardSession:
             else self.supervision.restart(sup),
         )
         record = {"type": "reset", "episode": self.id, "t": 0}
-        self.store.save(self.id, state_to_json(fresh, constraints), record)
+        self._write(fresh, record)
         self._state = None  # read again from the store on the next call
         return True
 
@@ -343,29 +360,57 @@ class GuardSession:
         tools: Sequence[Any] | None,
         sampling: Sampling | None = None,
     ) -> tuple[Trajectory, int]:
+        """The trajectory after the messages the client sent (None: the session's own), each
+        assistant message it added committed as executed. Linear in what was sent: the saved
+        messages are compared one by one, the new ones replayed over views of the history."""
         state = self.state
         known = state.messages
         given = known if messages is None else conversation_from(messages)
-        for i, m in enumerate(known):
-            if i >= len(given) or _key(given[i]) != _key(m):
-                found = "nothing" if i >= len(given) else repr(given[i].to_dict())[:200]
-                raise ConfigError(
-                    f"session {self.id}: messages[{i}]: expected the session's message"
-                    f" {m.to_dict()!r:.200}, found {found} (a session's history cannot change)"
-                )
-        conv = Conversation(known, tuple(tools or ()), sampling or Sampling())
-        traj = Trajectory(conv, memory=state.memory, feedback=state.feedback)
+        if len(given) >= self.max_messages:
+            raise LimitError(
+                f"session: expected fewer than {self.max_messages} messages in a session"
+                f" (max_session_messages), found {len(given)} before the reply",
+                "max_session_messages",
+                self.max_messages,
+            )
+        if given is not known:
+            for i, m in enumerate(known):
+                if i >= len(given):
+                    raise ConfigError(
+                        f"messages: expected the session's {len(known)} messages first, found"
+                        f" {len(given)} (a session's history cannot change)"
+                    )
+                g = given[i]
+                if g is not m and g != m and _key(g) != _key(m):
+                    raise ConfigError(
+                        f"messages[{i}]: expected the session's message {i} unchanged, found a"
+                        " different one (a session's history cannot change)"
+                    )
+        tooled, sampled = tuple(tools or ()), sampling or Sampling()
+        traj = Trajectory(
+            Conversation(known, tooled, sampled), memory=state.memory, feedback=state.feedback
+        )
         t = state.t
-        for m in given[len(known) :]:
+        for i in range(len(known), len(given)):
+            m = given[i]
             if m.role == "assistant":
-                traj, t = self._advance(traj, reply_of(m), "executed by the client"), t + 1
-            else:
-                traj = replace(traj, observation=traj.observation.then(m))
+                seen = Conversation(History(given, i), tooled, sampled)
+                before = Trajectory(seen, memory=traj.memory, feedback=traj.feedback)
+                after = Conversation(History(given, i + 1), tooled, sampled)
+                traj, t = self._advance(before, reply_of(m), "executed by the client", after), t + 1
+                # (each step starts from a trajectory without steps: the session keeps none, and
+                # carrying them would copy them once per replayed message)
+        if len(given) > len(known):
+            traj = replace(traj, observation=Conversation(given, tooled, sampled))
         return traj, t
 
-    def _advance(self, traj: Trajectory, reply: Reply, reason: str) -> Trajectory:
+    def _advance(
+        self, traj: Trajectory, reply: Reply, reason: str, after: Conversation | None = None
+    ) -> Trajectory:
         decision = Decision(DecisionKind.EXECUTE, reply, reason=reason)
-        return self.observer.commit(traj, decision, traj.observation.then(reply.message()))
+        if after is None:
+            after = traj.observation.then(reply.message())
+        return self.observer.commit(traj, decision, after)
 
     def _save(
         self,
@@ -377,9 +422,23 @@ class GuardSession:
         conv = traj.observation
         sup = supervisor or self.state.supervisor
         state = SessionState(
-            conv.messages, dict(traj.memory), traj.feedback, t, self.state.acts, sup
+            tuple(conv.messages), dict(traj.memory), traj.feedback, t, self.state.acts, sup
         )
-        self.store.save(self.id, state_to_json(state, self.observer.constraints), record)
+        self._write(state, record)
+
+    def _write(self, state: SessionState, record: Mapping[str, Any]) -> None:
+        """Save ``state`` with ``record``, in one write. A store that keeps messages apart
+        (``appends_messages``) is given only those new since its last save (after a reset: none,
+        from index 0), so a step's write does not grow with the session."""
+        constraints = self.observer.constraints
+        if not getattr(self.store, "appends_messages", False):
+            self.store.save(self.id, state_to_json(state, constraints), record)
+        else:
+            before = self._state.messages if self._state is not None else ()
+            start = min(len(before), len(state.messages))
+            new = [m.to_dict() for m in state.messages[start:]]
+            data = state_to_json(state, constraints, with_messages=False)
+            self.store.save(self.id, data, record, messages=(start, new))  # type: ignore[call-arg]
         self._state = state
 
     def _judge(self) -> Observer:
@@ -393,7 +452,7 @@ class GuardSession:
         reply = reply_from(candidate)
         traj, _ = self._catch_up(messages, None)
         verdicts = self._judge().verdicts(traj, reply)
-        summary = {"session": self.id, **verdicts_summary(verdicts)}
+        summary = {"session": self.name, **verdicts_summary(verdicts)}
         return CheckResult(all(v.admissible for v in verdicts), verdicts, summary)
 
     def _commit_executed(self, candidate: Any, messages: Sequence[Any] | None) -> CheckResult:
@@ -401,7 +460,7 @@ class GuardSession:
         traj, t = self._catch_up(messages, None)
         verdicts = self._judge().verdicts(traj, reply)
         after = self._advance(traj, reply, "executed by the client")
-        summary = {"session": self.id, "t": t + 1, **verdicts_summary(verdicts)}
+        summary = {"session": self.name, "t": t + 1, **verdicts_summary(verdicts)}
         record = {
             "type": "commit",
             "episode": self.id,
@@ -484,7 +543,7 @@ class GuardSession:
                 errors=(*decision.errors, f"store: {type(exc).__name__}: {exc}"),
             )
         seconds = time.perf_counter() - start
-        summary = decision_summary(decision, reply, session=self.id, t=t, seconds=seconds)
+        summary = decision_summary(decision, reply, session=self.name, t=t, seconds=seconds)
         if sup is not None:
             summary["supervision"] = supervision_summary(sup, decision if sup.acts else None)
         if gate is not None:
@@ -510,7 +569,7 @@ class GuardSession:
         decision = Decision(DecisionKind.DEFER, None, reason=reason)
         seconds = time.perf_counter() - start
         summary = decision_summary(
-            decision, reply, session=self.id, t=self.state.t, seconds=seconds
+            decision, reply, session=self.name, t=self.state.t, seconds=seconds
         )
         sup = self.state.supervisor
         if self.supervision is not None and sup is not None:  # what the supervisor says (unsaved)

@@ -63,8 +63,12 @@ def operator_status(kinds: Iterable[str]) -> tuple[bool, bool]:
     return paused, ended
 
 
-def state_to_json(state: SessionState, constraints: Sequence[Constraint]) -> dict[str, Any]:
-    """The JSON-safe form of ``state`` (each rule's state with the formula it belongs to)."""
+def state_to_json(
+    state: SessionState, constraints: Sequence[Constraint], *, with_messages: bool = True
+) -> dict[str, Any]:
+    """The JSON-safe form of ``state`` (each rule's state with the formula it belongs to);
+    without its messages (``with_messages=False``: a store keeps them apart, appending the new
+    ones) it holds their number, ``n_messages``."""
     rules = {c.name: str(c.rule.formula) for c in constraints if isinstance(c, ToolLTLConstraint)}
     memory: dict[str, Any] = {}
     for name, value in state.memory.items():
@@ -83,10 +87,9 @@ def state_to_json(state: SessionState, constraints: Sequence[Constraint]) -> dic
         elif value is not None:
             raise ConfigError(f"session state {name}: {expected('a guard state', value)}")
     feedback = state.feedback
-    return {
+    out: dict[str, Any] = {
         "format": FORMAT,
         "t": state.t,
-        "messages": [m.to_dict() for m in state.messages],
         "memory": memory,
         "operator": [a.to_json() for a in state.acts],
         "supervisor": None if state.supervisor is None else state.supervisor.to_json(),
@@ -98,6 +101,11 @@ def state_to_json(state: SessionState, constraints: Sequence[Constraint]) -> dic
             "constraints": list(feedback.constraints),
         },
     }
+    if with_messages:
+        out["messages"] = [m.to_dict() for m in state.messages]
+    else:
+        out["n_messages"] = len(state.messages)
+    return out
 
 
 def state_from_json(
