@@ -30,10 +30,13 @@ def owner_prefix(key: str) -> str:
 
 
 @contextmanager
-def edge_service(guard: Guard, **app: Any) -> Iterator[str]:
-    """The service over ``guard`` with Alice's and Bob's keys and the admin key; its base URL."""
+def edge_service(
+    guard: Guard, *, uvicorn: dict[str, Any] | None = None, **app: Any
+) -> Iterator[str]:
+    """The service over ``guard`` with Alice's and Bob's keys and the admin key (``app``: more
+    of :func:`create_app`'s options, ``uvicorn``: uvicorn's); its base URL."""
     made = create_app(guard, keys=KEYS, admin_key_hash=digest(ADMIN_KEY), **app)
-    with serving(made) as url:
+    with serving(made, **(uvicorn or {})) as url:
         yield url
 
 

@@ -126,6 +126,7 @@ class Guard:
         *,
         backend: Backend | None = None,
         store: SessionStore | None = None,
+        max_session_messages: int = MAX_SESSION_MESSAGES,
     ) -> Guard:
         """The guard of ``policy`` (a file or a loaded policy); the backend defaults to the
         policy's upstream (an OpenAI-compatible endpoint that receives the tools natively)."""
@@ -138,7 +139,7 @@ class Guard:
                     f" passed in), found base_url={config.base_url!r}, model={config.model!r}"
                 )
             backend = backend_from_config(config)
-        return cls(loaded, backend, store=store)
+        return cls(loaded, backend, store=store, max_session_messages=max_session_messages)
 
     def session(self, session_id: str, *, owner: str | None = None) -> GuardSession:
         """The session ``session_id`` (created, or continued from the store, on first use);
