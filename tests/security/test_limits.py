@@ -5,6 +5,7 @@ library cannot do) against ``governor serve`` in front of the scripted upstream.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import socket
 import time
@@ -39,13 +40,13 @@ def turns(n: int) -> list[dict[str, str]]:
 
 
 def test_too_many_messages_in_a_request_is_a_413_naming_the_limit(guard: Guard) -> None:
-    with edge_service(guard, limits=Limits(max_request_messages=50)) as base:
-        with pytest.raises(openai.APIStatusError) as err:
-            client(base, ALICE_KEY).chat.completions.create(
-                model="m",
-                messages=turns(51),
-                user="long",  # type: ignore[arg-type]
-            )
+    limits = Limits(max_request_messages=50)
+    with edge_service(guard, limits=limits) as base, pytest.raises(openai.APIStatusError) as err:
+        client(base, ALICE_KEY).chat.completions.create(
+            model="m",
+            messages=turns(51),
+            user="long",  # type: ignore[arg-type]
+        )
     assert err.value.status_code == 413
     assert "max_request_messages" in err.value.message and "50" in err.value.message
 
@@ -142,10 +143,8 @@ def test_a_body_that_trickles_in_is_a_408(guard: Guard) -> None:
                 except OSError:
                     break
                 slow.settimeout(0.3)
-                try:
+                with contextlib.suppress(TimeoutError):
                     answer += slow.recv(4096)
-                except TimeoutError:
-                    pass
     assert answer.startswith(b"HTTP/1.1 408")
 
 
