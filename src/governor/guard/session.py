@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import hashlib
 import json
 import threading
 import time
@@ -152,6 +153,10 @@ class GuardSession:
         self._lock = asyncio.Lock()
         self._thread_lock = threading.Lock()
         self._executor = executor  # None: asyncio's default pool
+        self._pending: tuple[Trajectory, int, Mapping[str, Any], Any, Reply] | None = None
+        """A streamed step's reply not yet wholly sent: committed by :meth:`delivered`."""
+        self._undelivered: Reply | None = None
+        """The last streamed reply that was not wholly sent (governor's own, not a claim)."""
 
     @property
     def state(self) -> SessionState:
@@ -170,6 +175,9 @@ class GuardSession:
                 sup = self.supervision.restored(state.supervisor, where)
                 state = replace(state, supervisor=sup)
             self._state = state
+            if state.changed:  # read under a changed policy: in the audit trail, once
+                record = {"type": "policy_change", "episode": self.id, "t": state.t}
+                self._write(replace(state, changed=None), {**record, **state.changed})
         return self._state
 
     # ------------------------------------------------------------------ async API
@@ -180,10 +188,15 @@ class GuardSession:
         *,
         tools: Sequence[Any] | None = None,
         sampling: Sampling | None = None,
+        idempotency_key: str | None = None,
     ) -> GuardReply:
         """The guarded reply to the conversation ``messages`` (see the module doc); ``sampling``
-        carries the request's own temperature and ``max_tokens``."""
-        return await self._run(self._respond, messages, tools, sampling or Sampling())
+        carries the request's own temperature and ``max_tokens``. The request the last step
+        answered, sent again (a retry; or one with the last step's ``idempotency_key``), is
+        answered with that step's reply: no model is called, nothing is committed again."""
+        return await self._run(
+            self._respond, messages, tools, sampling or Sampling(), None, idempotency_key
+        )
 
     async def respond_stream(
         self,
@@ -191,12 +204,17 @@ class GuardSession:
         *,
         tools: Sequence[Any] | None = None,
         sampling: Sampling | None = None,
+        idempotency_key: str | None = None,
+        deliver: bool = True,
     ) -> AsyncIterator[StreamEvent]:
         """:meth:`respond` with the upstream streamed through a hold-back buffer
         (:mod:`.holdback`): the events of the reply as they are released (text, then tool calls
         in one piece, :mod:`.release`), ending with a :class:`StreamEnd` that
         holds the reply as the client saw it and its summary. The session stays locked until the
-        step is saved, even when the caller stops reading."""
+        step is saved, even when the caller stops reading. The reply is committed only once it
+        was delivered: with ``deliver`` (the default), when the caller reads on past the
+        :class:`StreamEnd`; without, when the caller says so (:meth:`delivered`, or
+        :meth:`undelivered` when it could not be sent whole)."""
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[StreamEvent | BaseException | None] = asyncio.Queue()
 
@@ -209,16 +227,25 @@ class GuardSession:
         async with self._lock:
             gate = ReleaseGate(emit)
             work = functools.partial(
-                self._respond_streaming, messages, tools, sampling or Sampling(), gate
+                self._respond_streaming,
+                messages,
+                tools,
+                sampling or Sampling(),
+                gate,
+                idempotency_key,
             )
             call = functools.partial(contextvars.copy_context().run, self._locked, work)
             loop.run_in_executor(self._executor, call).add_done_callback(ended)
+            finished = False
             while (event := await queue.get()) is not None:
                 if isinstance(event, BaseException):
                     raise event
                 yield event
                 if isinstance(event, StreamEnd):
-                    return
+                    finished = True
+                    break
+        if finished and deliver:
+            await self.delivered()
 
     async def check(
         self, candidate: Any, *, messages: Sequence[Any] | None = None, inline: bool = False
@@ -249,6 +276,17 @@ class GuardSession:
         An act on an ended session, one naming an unknown mode, or one that needs modes when the
         policy has none, is refused with a ConfigError."""
         return await self._run(self._operate, ActKind(kind), who, why, mode)
+
+    async def delivered(self) -> None:
+        """The streamed reply of the last step was wholly sent: commit it (a step whose reply is
+        still pending is committed only now; the session moved on in between: nothing)."""
+        await self._run(self._deliver, True)
+
+    async def undelivered(self) -> None:
+        """The streamed reply of the last step was not wholly sent (the client went away): it is
+        not committed, and the session's records say so; the client's next history decides
+        (the reply in it: committed then, as governor's own; not in it: as if never said)."""
+        await self._run(self._deliver, False)
 
     async def reset(self) -> bool:
         """Forget this session's trajectory: its saved state becomes a new session's (no messages,
@@ -336,6 +374,55 @@ class GuardSession:
         self._write(after, record)
         return after
 
+    def _deliver(self, sent: bool) -> None:
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        after, t, last, sup, reply = pending
+        state = self.state
+        if state.t != t - 1 or len(state.messages) != len(after.observation.messages) - 1:
+            return  # another request on the session came first: its history decided
+        if sent:
+            record = {"type": "delivered", "episode": self.id, "t": t}
+            self._save(after, t, record, sup, last)
+        else:
+            self._undelivered = reply
+            record = {"type": "not_delivered", "episode": self.id, "t": t}
+            self._write(state, {**record, "reply": reply.to_dict()})
+
+    def _replayed(
+        self, given: tuple[Message, ...], request: str, key: str | None, start: float
+    ) -> GuardReply | None:
+        """The last step's answer when ``given`` is the request it answered (a retry), or when
+        ``key`` is its Idempotency-Key; None otherwise. A known key with another request is an
+        error (the key names one request)."""
+        last, known = self.state.last, self.state.messages
+        if last is None:
+            return None
+        n = int(last.get("n", -1))
+        same = (
+            len(given) == n < len(known)
+            and last.get("fp") == request
+            and all(
+                g is m or g == m or _key(g) == _key(m) for g, m in zip(given, known, strict=False)
+            )
+        )
+        if key is not None and last.get("key") == key:
+            if not same:
+                raise ConfigError(
+                    "Idempotency-Key: expected the request it was first sent with, found another"
+                    " one (a key names one request)"
+                )
+        elif key is not None or not same:
+            return None
+        reply = reply_from(last["reply"])
+        t = int(last["t"])
+        reason = f"the request of step {t} sent again: its committed reply, nothing run again"
+        decision = Decision(DecisionKind(last["kind"]), reply, reason=reason)
+        seconds = time.perf_counter() - start
+        summary = decision_summary(decision, reply, session=self.name, t=t, seconds=seconds)
+        return GuardReply(reply, decision, {**summary, "replayed": True})
+
     def _reset(self) -> bool:
         if self.store.load(self.id) is None:
             return False
@@ -359,10 +446,12 @@ class GuardSession:
         messages: Sequence[Any] | None,
         tools: Sequence[Any] | None,
         sampling: Sampling | None = None,
-    ) -> tuple[Trajectory, int]:
+    ) -> tuple[Trajectory, int, list[int]]:
         """The trajectory after the messages the client sent (None: the session's own), each
-        assistant message it added committed as executed. Linear in what was sent: the saved
-        messages are compared one by one, the new ones replayed over views of the history."""
+        assistant message it added committed as executed, and the indices of those assistant
+        messages governor did not produce (the client's claim: its decision record says so).
+        Linear in what was sent: the saved messages are compared one by one, the new ones
+        replayed over views of the history."""
         state = self.state
         known = state.messages
         given = known if messages is None else conversation_from(messages)
@@ -391,9 +480,12 @@ class GuardSession:
             Conversation(known, tooled, sampled), memory=state.memory, feedback=state.feedback
         )
         t = state.t
+        claims: list[int] = []
         for i in range(len(known), len(given)):
             m = given[i]
             if m.role == "assistant":
+                if not (i == len(known) and self._undelivered == reply_of(m)):
+                    claims.append(i)
                 seen = Conversation(History(given, i), tooled, sampled)
                 before = Trajectory(seen, memory=traj.memory, feedback=traj.feedback)
                 after = Conversation(History(given, i + 1), tooled, sampled)
@@ -402,7 +494,8 @@ class GuardSession:
                 # carrying them would copy them once per replayed message)
         if len(given) > len(known):
             traj = replace(traj, observation=Conversation(given, tooled, sampled))
-        return traj, t
+        self._undelivered = None
+        return traj, t, claims
 
     def _advance(
         self, traj: Trajectory, reply: Reply, reason: str, after: Conversation | None = None
@@ -418,11 +511,14 @@ class GuardSession:
         t: int,
         record: Mapping[str, Any],
         supervisor: SupervisorState | None = None,
+        last: Mapping[str, Any] | None = None,
     ) -> None:
+        """Save the session at ``traj`` after ``t`` executed actions with ``record``; ``last``
+        is the step a retry is answered with (None: no retry can be answered now)."""
         conv = traj.observation
         sup = supervisor or self.state.supervisor
         state = SessionState(
-            tuple(conv.messages), dict(traj.memory), traj.feedback, t, self.state.acts, sup
+            tuple(conv.messages), dict(traj.memory), traj.feedback, t, self.state.acts, sup, last
         )
         self._write(state, record)
 
@@ -450,14 +546,14 @@ class GuardSession:
 
     def _check(self, candidate: Any, messages: Sequence[Any] | None) -> CheckResult:
         reply = reply_from(candidate)
-        traj, _ = self._catch_up(messages, None)
+        traj, _, _ = self._catch_up(messages, None)
         verdicts = self._judge().verdicts(traj, reply)
         summary = {"session": self.name, **verdicts_summary(verdicts)}
         return CheckResult(all(v.admissible for v in verdicts), verdicts, summary)
 
     def _commit_executed(self, candidate: Any, messages: Sequence[Any] | None) -> CheckResult:
         reply = reply_from(candidate)
-        traj, t = self._catch_up(messages, None)
+        traj, t, claims = self._catch_up(messages, None)
         verdicts = self._judge().verdicts(traj, reply)
         after = self._advance(traj, reply, "executed by the client")
         summary = {"session": self.name, "t": t + 1, **verdicts_summary(verdicts)}
@@ -468,6 +564,8 @@ class GuardSession:
             "action": reply.to_dict(),
             **summary,
         }
+        if claims:
+            record["client_claims"] = claims
         self._save(after, t + 1, record)
         return CheckResult(all(v.admissible for v in verdicts), verdicts, summary)
 
@@ -479,10 +577,11 @@ class GuardSession:
         tools: Sequence[Any] | None,
         sampling: Sampling,
         gate: ReleaseGate,
+        key: str | None = None,
     ) -> None:
         """:meth:`_respond` with the upstream streamed through ``gate``; the rest of the reply and
         the end are sent once the step is saved."""
-        answer = self._respond(messages, tools, sampling, gate)
+        answer = self._respond(messages, tools, sampling, gate, key)
         gate.finish(answer.reply, answer.decision, answer.summary)
 
     def _respond(
@@ -491,11 +590,18 @@ class GuardSession:
         tools: Sequence[Any] | None,
         sampling: Sampling,
         gate: ReleaseGate | None = None,
+        key: str | None = None,
     ) -> GuardReply:
         start = time.perf_counter()
         if self.state.paused or self.state.ended:
             return self._held(start)
-        traj, t = self._catch_up(messages, tools, sampling)
+        given = conversation_from(messages)
+        request = _fingerprint(tools, sampling)
+        again = self._replayed(given, request, key, start)
+        if again is not None:
+            return again
+        traj, t, claims = self._catch_up(given, tools, sampling)
+        caught_up = t
         seen = (lambda reply: reply) if gate is None else gate.seen
         texts, sup = self.texts, self._supervise(traj)
         choices: tuple[Reply, ...] = ()
@@ -524,6 +630,8 @@ class GuardSession:
                 reply = seen(Reply(texts["default"]))
                 after = replace(traj, observation=traj.observation.then(reply.message()))
         extra: dict[str, Any] = {"reply": reply.to_dict()}
+        if claims:
+            extra["client_claims"] = claims
         if choices:
             extra["choices"] = [c.to_dict() for c in choices]
         if gate is not None:
@@ -531,8 +639,15 @@ class GuardSession:
         if sup is not None and self.supervision is not None:
             extra.update(self.supervision.record(sup, decision if sup.acts else None))
         record = decision_record(decision, episode=self.id, t=t, extra=extra)
+        last = {"n": len(given), "fp": request, "key": key, "reply": reply.to_dict()}
+        last |= {"kind": decision.kind.value, "t": t}
         try:
-            self._save(after, t, record, None if sup is None else sup.state)
+            if gate is not None and t > caught_up:  # streamed: committed once delivered
+                record["extra"] = {**record.get("extra", {}), "delivery": "pending"}
+                self._save(traj, t - 1, record, None if sup is None else sup.state)
+                self._pending = (after, t, last, None if sup is None else sup.state, reply)
+            else:
+                self._save(after, t, record, None if sup is None else sup.state, last)
         except Exception as exc:
             reply, choices = seen(Reply(texts["check_failed"])), ()
             decision = replace(
@@ -575,6 +690,13 @@ class GuardSession:
         if self.supervision is not None and sup is not None:  # what the supervisor says (unsaved)
             summary["supervision"] = supervision_summary(self.supervision.step(sup, ()), None)
         return GuardReply(reply, decision, {**summary, "kind": how, how: True})
+
+
+def _fingerprint(tools: Sequence[Any] | None, sampling: Sampling) -> str:
+    """What a request asks for besides its messages (its tools and sampling), as a digest."""
+    asked = [list(tools or ()), sampling.temperature, sampling.max_tokens, sampling.n]
+    text = json.dumps(asked, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _sync(name: str, make: Callable[[], Coroutine[Any, Any, T]]) -> T:

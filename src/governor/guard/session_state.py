@@ -18,10 +18,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from governor.core import CommitFailure, Constraint, Feedback, FeedbackKind
+from governor.core import (
+    CommitFailure,
+    Constraint,
+    DecisionKind,
+    Feedback,
+    FeedbackKind,
+    Step,
+    Trajectory,
+)
 from governor.errors import ConfigError, GovernorError, expected
 from governor.guard.constraints import ToolLTLConstraint, ToolMonitorState
-from governor.guard.exchange import Message, conversation_from
+from governor.guard.exchange import Conversation, History, Message, conversation_from, reply_of
 from governor.ltl.monitor import MonitorSetState
 from governor.ltl.parser import parse
 from governor.supervision import SupervisorState
@@ -40,6 +48,13 @@ class SessionState:
     t: int = 0
     acts: tuple[OperatorAct, ...] = ()
     supervisor: SupervisorState | None = None
+    last: Mapping[str, Any] | None = None
+    """The last step's request and reply, so that the same request sent again (a client's retry)
+    is answered with it: ``n`` (the request's messages), ``fp`` (its tools and sampling),
+    ``key`` (its Idempotency-Key), ``reply``, ``kind``, ``t``."""
+    changed: Mapping[str, tuple[str, ...]] | None = None
+    """When read back under a changed policy: the rules ``added``, ``removed`` and ``replayed``
+    (not saved: the session writes it to its records once)."""
 
     @property
     def paused(self) -> bool:
@@ -93,6 +108,7 @@ def state_to_json(
         "memory": memory,
         "operator": [a.to_json() for a in state.acts],
         "supervisor": None if state.supervisor is None else state.supervisor.to_json(),
+        "last": None if state.last is None else dict(state.last),
         "feedback": None
         if feedback is None
         else {
@@ -126,34 +142,65 @@ def _read(data: Any, constraints: Sequence[Constraint], where: str) -> SessionSt
         raise ConfigError(f"{where}: {expected(f'a saved session of format {FORMAT}', data)}")
     t = int(data["t"])
     saved = data["memory"]
+    messages = conversation_from(data["messages"], f"{where}: messages")
+    rules = {c.name: str(c.rule.formula) for c in constraints if isinstance(c, ToolLTLConstraint)}
+    removed = [
+        name
+        for name, entry in saved.items()
+        if name not in rules or (entry.get("kind") == "ltl" and entry.get("rule") != rules[name])
+    ]
+    live = bool(t or messages)
+    added: list[str] = []
+    replayed: list[str] = []
     memory: dict[str, Any] = {}
     for c in constraints:
         entry = saved.get(c.name)
         if not isinstance(c, ToolLTLConstraint):
             memory[c.name] = None
-        elif entry is None:
-            if t:
-                raise ConfigError(
-                    f"{where}: rule {c.name} has no saved state (added after the session began);"
-                    " start a new session"
-                )
-            memory[c.name] = c.initial_state(None)
+        elif entry is None or c.name in removed:  # new to this session (or its formula changed)
+            if live:
+                added.append(c.name)
+            if live and c.rule.on_live_sessions == "replay":
+                memory[c.name] = replayed_state(c, messages)
+                replayed.append(c.name)
+            else:
+                memory[c.name] = c.initial_state(None)
         elif entry["kind"] == "failed":
             memory[c.name] = CommitFailure(str(entry["error"]))
         else:
             memory[c.name] = _monitor_state(c, entry, where)
+    changed = None
+    if added or removed:
+        changed = {"added": tuple(added), "removed": tuple(removed), "replayed": tuple(replayed)}
     raw = data.get("feedback")
     feedback = None
     if raw is not None:
         feedback = Feedback(FeedbackKind(raw["kind"]), str(raw["text"]), tuple(raw["constraints"]))
-    messages = conversation_from(data["messages"], f"{where}: messages")
     acts = tuple(OperatorAct.from_json(a) for a in data.get("operator") or ())
     raw_sup = data.get("supervisor")
     try:
         supervisor = None if raw_sup is None else SupervisorState.from_json(raw_sup)
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
-    return SessionState(messages, memory, feedback, t, acts, supervisor)
+    last = data.get("last")
+    if last is not None and not isinstance(last, Mapping):
+        raise ConfigError(f"{where}: last: {expected('an object', last)}")
+    return SessionState(messages, memory, feedback, t, acts, supervisor, last, changed)
+
+
+def replayed_state(c: ToolLTLConstraint, messages: Sequence[Message]) -> ToolMonitorState:
+    """The state of rule ``c`` after every assistant message of ``messages``, in order (a rule
+    added to a live session that asks to be replayed over its history); linear in it."""
+    tuple_of = tuple(messages)
+    memory: ToolMonitorState = c.initial_state(None)
+    for i, m in enumerate(tuple_of):
+        if m.role != "assistant":
+            continue
+        seen = Conversation(History(tuple_of, i))
+        after = Conversation(History(tuple_of, i + 1))
+        step = Step(seen, reply_of(m), after, DecisionKind.EXECUTE, {})
+        memory = c.commit(Trajectory(seen, memory={c.name: memory}), step)
+    return memory
 
 
 def _monitor_state(c: ToolLTLConstraint, entry: Mapping[str, Any], where: str) -> ToolMonitorState:

@@ -185,10 +185,13 @@ class Service:
             parse_json(raw), _session_header(request), self.limits.max_request_messages
         )
         session = await self._session(owner, body.session)
+        key = _idempotency_key(request)
         if body.stream:
-            return await self._stream(session, body)
+            return await self._stream(session, body, key)
         start = time.perf_counter()
-        guarded = await session.respond(body.messages, tools=body.tools, sampling=body.sampling)
+        guarded = await session.respond(
+            body.messages, tools=body.tools, sampling=body.sampling, idempotency_key=key
+        )
         self.metrics.observe(guarded.summary, time.perf_counter() - start)
         _refuse_when_nothing_safe(guarded)
         return FastJSONResponse(
@@ -196,12 +199,18 @@ class Service:
             headers=governor_headers(guarded.summary),
         )
 
-    async def _stream(self, session: GuardSession, body: ChatBody) -> Response:
+    async def _stream(self, session: GuardSession, body: ChatBody, key: str | None) -> Response:
         """The streamed reply: the first event is awaited before answering, so that a request
         the guard refuses is still an HTTP error; the decision's headers come only when the
         reply was judged before its first text went out (its final event always has it)."""
         start = time.perf_counter()
-        events = session.respond_stream(body.messages, tools=body.tools, sampling=body.sampling)
+        events = session.respond_stream(
+            body.messages,
+            tools=body.tools,
+            sampling=body.sampling,
+            idempotency_key=key,
+            deliver=False,
+        )
         first = await anext(events)
 
         def ended(end: StreamEnd) -> None:
@@ -213,7 +222,9 @@ class Service:
             if _nothing_safe_to_say(first):
                 ended(first)
                 _refuse_when_nothing_safe(first)
-        stream = sse_events(first, events, body.model, ended)
+        stream = sse_events(
+            first, events, body.model, ended, session.delivered, session.undelivered
+        )
         return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
 
     async def checks(self, request: Request) -> Response:
@@ -258,6 +269,20 @@ class Service:
 
 def _session_header(request: Request) -> str | None:
     return request.headers.get(SESSION_HEADER) or None
+
+
+MAX_IDEMPOTENCY_KEY = 200
+
+
+def _idempotency_key(request: Request) -> str | None:
+    """The request's ``Idempotency-Key`` header (at most 200 characters), or None."""
+    key = request.headers.get("idempotency-key")
+    if key is not None and not 0 < len(key) <= MAX_IDEMPOTENCY_KEY:
+        raise bad_request(
+            f"Idempotency-Key: expected 1 to {MAX_IDEMPOTENCY_KEY} characters, found {len(key)}",
+            "Idempotency-Key",
+        )
+    return key or None
 
 
 def _probe(check: Callable[[], Any]) -> dict[str, Any]:
