@@ -4,10 +4,9 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
-
-import time
 
 import openai
 import pytest
