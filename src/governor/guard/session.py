@@ -1,8 +1,11 @@
 """One guarded conversation: one session, one trajectory, kept in a store between calls.
 
 ``respond(messages)`` takes the OpenAI-style messages of the conversation so far. The session's
-saved messages must be a prefix of them; the rest are read in order: an assistant message the
-client added is committed as an executed action, any other message joins the conversation. Then
+saved messages must be a prefix of them (a changed history is refused naming the index, never
+quoting a stored message); the rest are read in order, linearly: an assistant message the client
+added is committed as an executed action (and listed in the record's ``client_claims`` when
+governor did not produce it), any other message joins the conversation. The request the last
+step answered, sent again (a retry) or with its Idempotency-Key, gets that step's reply. Then
 the observer proposes through the upstream, judges, regenerates or falls back; the executed reply
 is committed and the new state saved with the decision's record, in one write. When the save
 fails the step fails closed: the reply is the ``check_failed`` fallback text, the error is
@@ -25,7 +28,8 @@ call also holds the store's lock on the session and re-reads the session's state
 instances serve a session in turn; the session keeps no state between calls then.
 ``respond_stream`` is ``respond`` with the upstream streamed through a hold-back buffer
 (:mod:`.holdback`): its events come as each checked chunk is released, the session locked until
-the step is saved.
+the step is saved; its reply is committed once delivered (:meth:`GuardSession.delivered`; one
+not wholly sent is recorded as such, :meth:`GuardSession.undelivered`).
 
 One class, read top to bottom: the results (:class:`GuardReply`, :class:`CheckResult`), then
 :class:`GuardSession`'s state, its async and sync API, the locks that run each call in a worker

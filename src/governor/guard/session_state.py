@@ -6,8 +6,11 @@ and its running sums; a commit failure as its error), the pending implicit feedb
 number of executed actions, the operators' acts on it (pause, resume, end, and with modes
 set_mode and release: the audit trail, which a reset keeps), and, under a policy with a
 supervision section, the supervisor's state (its mode, cooldown, rule monitors and audit trail:
-:meth:`~governor.supervision.SupervisorState.to_json`). A saved rule state is only read back into the same rule: a state
-saved under another formula is refused (a changed policy cannot silently forget what happened).
+:meth:`~governor.supervision.SupervisorState.to_json`). A saved rule state is only read back into the same rule (the same
+name and formula); under a changed policy a rule new to the session starts from its current
+step, or is replayed over its stored messages (the rule's ``on_live_sessions``), a rule the
+policy no longer has is dropped, and the state read back says so (``changed``) for the session to
+record. The last step's request and reply (``last``) answer a retry.
 Imports the core types, the LTL parser, the operator acts and state of the supervision layer and
 the guard's exchange and constraints.
 """

@@ -4,7 +4,10 @@
 release only checked text); ``POST /v1/checks`` judges a candidate (and commits it when asked)
 without an LLM call; ``GET /healthz`` says the process is alive; ``GET /readyz`` says whether the
 store is writable and the upstream reachable; ``GET /metrics`` is Prometheus text. The ``/v1``
-routes ask for a client key when keys are configured; the ``/admin`` routes (:mod:`.admin`: pause,
+routes ask for a client key when keys are configured (its digest owns the sessions it names:
+another key's request on the same id reaches a session of its own), count it against the key's
+limits (:class:`Limits`: messages per request, the body's time, requests and new sessions per key)
+and pass a request's ``Idempotency-Key`` to the session; the ``/admin`` routes (:mod:`.admin`: pause,
 resume, reset and show a session) exist only when an admin key's digest is given and ask for that
 key. Every error is the OpenAI error object:
 a client's mistake a 4xx naming what was expected, an unavailable store or upstream a 503, any
