@@ -1,19 +1,20 @@
 """`governor bench serve-limits`: what one long request, one long session and many idle sessions
 cost the guard service.
 
-Three measurements, each in a fresh process of its own (so that its peak resident memory is its
-own), against the upstream stub of `governor bench serve` (:mod:`.service.stub`, a process of
+Three measurements, each in a fresh process of its own, against the upstream stub of `governor bench serve` (:mod:`.service.stub`, a process of
 its own, answering at once) and the ``ltl`` check set (ten LTL rules over tool calls):
 
 - **one request of N short messages** (user and assistant text in turn, a new session), sent to
   the service (:func:`governor.serve.create_app` under uvicorn on a loopback port) by an HTTP
-  client in the same process: the request's wall time and the growth of the process's peak
-  resident memory over the request (about 36 bytes a message: 26,000 fit in the 1 MB body limit);
+  client in the same process: the request's wall time, then the peak of the memory Python
+  allocates while the same request is answered again on another new session (``tracemalloc``,
+  which slows it: that request is not timed; the client's part is small) (about 36 bytes a message: 26,000 fit in the 1 MB body limit);
 - **a check at step k of one session**: a session driven with ``/v1/checks`` check-and-commit
   calls of a tool call (no messages sent: the session's own history), the mean time of a check plus a commit
   at steps 10 to 19 and at steps ``--steps`` to ``--steps`` + 9 (medians), and their ratio;
 - **idle sessions**: ``--sessions`` sessions made through the guard's facade, one committed
-  action each, kept in SQLite; the growth of peak resident memory once they are all idle.
+  action each, kept in SQLite; the memory Python still holds for them once they are all idle
+  (``tracemalloc``).
 
 Figures vary with the machine; the ratio is the point of the second row. A layer above the
 runtime: imports the runtime and the bench's stub only.
@@ -24,11 +25,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import resource
+import gc
 import statistics
-import sys
 import tempfile
 import time
+import tracemalloc
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
@@ -73,12 +74,6 @@ class ServeLimitsConfig:
 
     def size_list(self) -> list[int]:
         return [int(s) for s in self.sizes.split(",") if s.strip()]
-
-
-def _peak_mb() -> float:
-    """This process's peak resident memory in MB (Linux reports KB, macOS bytes)."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
 
 
 def _guard(url: str, tmp: str, max_messages: int) -> Any:
@@ -138,7 +133,6 @@ def one_request(url: str, size: int, max_messages: int) -> dict[str, Any]:
             client.post(f"{base}/v1/chat/completions", json=warm).raise_for_status()
             body = {"model": "m", "user": "long", "messages": _messages(size)}
             payload = httpx.Request("POST", "http://x", json=body).read()  # encoded before
-            before = _peak_mb()
             start = time.perf_counter()
             answer = client.post(
                 f"{base}/v1/chat/completions",
@@ -146,7 +140,16 @@ def one_request(url: str, size: int, max_messages: int) -> dict[str, Any]:
                 headers={"content-type": "application/json"},
             )
             seconds = time.perf_counter() - start
-            added = _peak_mb() - before
+            # the same request on another new session, its allocations traced (slower: untimed)
+            traced = httpx.Request("POST", "http://x", json={**body, "user": "traced"}).read()
+            tracemalloc.start()
+            client.post(
+                f"{base}/v1/chat/completions",
+                content=traced,
+                headers={"content-type": "application/json"},
+            )
+            added = tracemalloc.get_traced_memory()[1] / 1e6
+            tracemalloc.stop()
         guard.close()
     return {
         "messages": size,
@@ -192,11 +195,14 @@ def idle_sessions(url: str, count: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="governor-limits-") as tmp:
         guard = _guard(url, tmp, 1000)
         asyncio.run(guard.session("warm").commit(CANDIDATE))
-        before = _peak_mb()
+        gc.collect()
+        tracemalloc.start()
         start = time.perf_counter()
         asyncio.run(make(guard))
         seconds = time.perf_counter() - start
-        added = _peak_mb() - before
+        gc.collect()
+        added = tracemalloc.get_traced_memory()[0] / 1e6  # what the idle sessions still hold
+        tracemalloc.stop()
         guard.close()
     return {"sessions": count, "seconds": seconds, "peak_mb_added": added}
 
@@ -241,7 +247,7 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
     from governor.report import print_table
 
     result = run(dataclass_from_args(ServeLimitsConfig, args))
-    rows = [["messages", "body (KB)", "status", "time (s)", "peak memory added (MB)"]]
+    rows = [["messages", "body (KB)", "status", "time (s)", "peak memory allocated (MB)"]]
     rows += [
         [
             str(r["messages"]),
@@ -267,7 +273,7 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
         console,
         "Idle sessions (SQLite store)",
         [
-            ["sessions", "time to make (s)", "peak memory added (MB)"],
+            ["sessions", "time to make (s)", "memory they hold (MB)"],
             [str(i["sessions"]), f"{i['seconds']:.1f}", f"{i['peak_mb_added']:.0f}"],
         ],
     )
