@@ -11,7 +11,7 @@ its own, answering at once) and the ``ltl`` check set (ten LTL rules over tool c
   which slows it: that request is not timed; the client's part is small) (about 36 bytes a message: 26,000 fit in the 1 MB body limit);
 - **a check at step k of one session**: a session driven with ``/v1/checks`` check-and-commit
   calls of a tool call (no messages sent: the session's own history), the mean time of a check plus a commit
-  at steps 10 to 19 and at steps ``--steps`` to ``--steps`` + 9 (medians), and their ratio;
+  at steps 10 to 29 and at steps ``--steps`` to ``--steps`` + 19 (medians), and their ratio;
 - **idle sessions**: ``--sessions`` sessions made through the guard's facade, one committed
   action each, kept in SQLite; the memory Python still holds for them once they are all idle
   (``tracemalloc``).
@@ -166,14 +166,14 @@ def session_steps(url: str, steps: int) -> dict[str, Any]:
     async def drive(guard: Any) -> dict[int, list[float]]:
         session = guard.session("long-session")
         times: dict[int, list[float]] = {10: [], steps: []}
-        for t in range(steps + 10):
+        for t in range(steps + 20):
             start = time.perf_counter()
             await session.check(CANDIDATE)
             await session.commit(CANDIDATE)
             took = time.perf_counter() - start
-            if 10 <= t < 20:
+            if 10 <= t < 30:
                 times[10].append(took)
-            elif steps <= t < steps + 10:
+            elif steps <= t < steps + 20:
                 times[steps].append(took)
         return times
 
