@@ -21,7 +21,6 @@ the spec's fields.
 from __future__ import annotations
 
 import functools
-
 import json
 import math
 import operator
