@@ -135,6 +135,8 @@ class ToolLTLConstraint(LTLConstraint):
         hit = self._steps.get(key)
         if hit is None:
             nxt = self.monitors.step(state, labels)
+            if nxt.formulas == state.formulas:  # the same tuple again: found by identity next
+                nxt = dataclasses.replace(nxt, formulas=state.formulas)
             if len(self._steps) >= WHAT_IF_LIMIT:
                 self._steps.clear()
             self._steps[key] = (nxt.formulas, nxt.verdicts)
