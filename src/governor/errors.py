@@ -4,6 +4,7 @@
 
     GovernorError                  anything governor raises on purpose
     ├── ConfigError                bad configuration, flag, parameter or file
+    │   └── LimitError             an input past a configured limit (it names the limit)
     ├── SpecError                  a constraint specification that cannot be used
     ├── EnvError                   an environment was driven outside its contract
     ├── GuardTimeout               a stage ran past its time budget
@@ -26,6 +27,15 @@ class GovernorError(Exception):
 
 class ConfigError(GovernorError):
     """A configuration value, flag, parameter or file is invalid."""
+
+
+class LimitError(ConfigError):
+    """An input is past a configured limit; ``limit`` names the setting, ``value`` its bound."""
+
+    def __init__(self, message: str, limit: str, value: int) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.value = value
 
 
 class SpecError(GovernorError):

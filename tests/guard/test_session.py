@@ -64,8 +64,9 @@ def test_a_changed_history_is_refused() -> None:
     guard, _ = tool_guard(["hello"])
     s = guard.session("s")
     s.respond_sync([{"role": "user", "content": "hi"}])
-    with pytest.raises(ConfigError, match=r"session s: messages\[0\]: expected the session's"):
+    with pytest.raises(ConfigError, match=r"messages\[0\]: expected the session's") as err:
         s.check_sync("x", messages=[{"role": "user", "content": "something else"}])
+    assert "hi" not in str(err.value).replace("history", "")  # the stored message is not quoted
 
 
 def test_sync_variants_refuse_a_running_loop() -> None:
@@ -98,9 +99,9 @@ def test_two_sessions_never_mix() -> None:
 class SlowStore(MemoryStore):
     """Saves slowly, so that unserialised calls on one session would lose updates."""
 
-    def save(self, session_id: str, state: Any, record: Any) -> None:
+    def save(self, session_id: str, state: Any, record: Any, **more: Any) -> None:
         threading.Event().wait(0.03)
-        super().save(session_id, state, record)
+        super().save(session_id, state, record, **more)
 
 
 def test_concurrent_calls_on_one_session_are_serialised() -> None:
@@ -135,4 +136,8 @@ def test_concurrent_calls_on_one_session_are_serialised() -> None:
 def test_a_bad_session_id_is_refused() -> None:
     guard, _ = tool_guard([])
     with pytest.raises(ConfigError, match="session id: expected text of 1 to 200"):
+        guard.session("", owner="ab" * 32)
+    with pytest.raises(ConfigError, match="session id: expected text of 1 to 200"):
+        guard.session("x" * 201, owner="ab" * 32)
+    with pytest.raises(ConfigError, match="session id: expected text of 1 to 233"):  # stored ids
         guard.session("")

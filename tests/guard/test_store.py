@@ -79,10 +79,10 @@ class BrokenStore(MemoryStore):
         super().__init__()
         self.broken = False
 
-    def save(self, session_id: str, state: Any, record: Any) -> None:
+    def save(self, session_id: str, state: Any, record: Any, **more: Any) -> None:
         if self.broken:
             raise StoreError("disk full")
-        super().save(session_id, state, record)
+        super().save(session_id, state, record, **more)
 
 
 def test_a_failing_store_falls_back_and_keeps_the_last_saved_state() -> None:
@@ -101,14 +101,19 @@ def test_a_failing_store_falls_back_and_keeps_the_last_saved_state() -> None:
         s.commit_sync("x")
 
 
-def test_a_state_saved_under_another_formula_is_refused() -> None:
+def test_a_state_saved_under_another_formula_starts_the_new_formula() -> None:
     guard, _ = tool_guard([call("read_secret")])
     s = guard.session("s")
     s.respond_sync([{"role": "user", "content": "read"}])
     saved = state_to_json(s.state, guard.observer.constraints)
     saved["memory"]["no_exfiltration"]["rule"] = "G !read_secret"
-    with pytest.raises(ConfigError, match="rule no_exfiltration changed"):
-        state_from_json(json.loads(json.dumps(saved)), guard.observer.constraints)
+    again = state_from_json(json.loads(json.dumps(saved)), guard.observer.constraints)
+    # a rule whose formula changed is the old one removed and the new one added (from now)
+    assert again.changed == {
+        "added": ("no_exfiltration",),
+        "removed": ("no_exfiltration",),
+        "replayed": (),
+    }
     with pytest.raises(ConfigError, match="expected a saved guard session, found KeyError"):
         state_from_json({"format": 1}, guard.observer.constraints)
 

@@ -22,6 +22,7 @@ CLIENT_KEY = "client-key-0123456789"
 ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
 CLIENT = {"Authorization": f"Bearer {CLIENT_KEY}"}
 DEFAULT_TEXT = "Sorry, I can't do that."  # the tools policy's default fallback
+OWNER = digest(CLIENT_KEY)[:32]  # the client key's sessions are stored under this prefix
 
 
 @pytest.fixture
@@ -80,11 +81,13 @@ def test_a_paused_session_answers_the_default_text_without_the_upstream(
     hello = [{"role": "user", "content": "hi"}]
     with httpx.Client(base_url=admin_base) as http:
         paused = http.post(
-            "/admin/sessions/p1/pause", headers=ADMIN, json={"who": "dr. lee", "why": "review"}
+            f"/admin/sessions/{OWNER}/p1/pause",
+            headers=ADMIN,
+            json={"who": "dr. lee", "why": "review"},
         )
         assert paused.status_code == 200, paused.text
         body = paused.json()
-        assert (body["session"], body["paused"], body["ended"]) == ("p1", True, False)
+        assert (body["session"], body["paused"], body["ended"]) == (f"{OWNER}/p1", True, False)
         assert (body["act"]["kind"], body["act"]["who"], body["act"]["why"]) == (
             "pause",
             "dr. lee",
@@ -113,13 +116,13 @@ def test_a_paused_session_answers_the_default_text_without_the_upstream(
         assert other.json()["governor"]["kind"] == "execute"
         assert 'governor_decisions_total{kind="paused"} 2' in metrics
 
-        shown = http.get("/admin/sessions/p2", headers=ADMIN).json()
+        shown = http.get(f"/admin/sessions/{OWNER}/p2", headers=ADMIN).json()
         assert shown["paused"] is False
-        resumed = http.post("/admin/sessions/p1/resume", headers=ADMIN)
+        resumed = http.post(f"/admin/sessions/{OWNER}/p1/resume", headers=ADMIN)
         assert resumed.json()["paused"] is False
         assert resumed.json()["act"]["who"] == "admin"  # no body: the defaults
         again = chat(http, "p1", hello)
-        audit = http.get("/admin/sessions/p1", headers=ADMIN).json()
+        audit = http.get(f"/admin/sessions/{OWNER}/p1", headers=ADMIN).json()
     assert again.json()["governor"]["kind"] == "execute"
     assert again.json()["choices"][0]["message"]["content"] == "answer 0"
     assert len(server.requests_to("/chat/completions")) == 2
@@ -143,13 +146,15 @@ def test_acts_survive_a_restart_and_an_ended_session_takes_no_more(
         return create_app(guard, keys=keys, admin_key_hash=digest(ADMIN_KEY))
 
     with serving(app()) as url, httpx.Client(base_url=url) as http:
-        assert http.post("/admin/sessions/e1/pause", headers=ADMIN).status_code == 200
+        assert http.post(f"/admin/sessions/{OWNER}/e1/pause", headers=ADMIN).status_code == 200
     with serving(app()) as url, httpx.Client(base_url=url) as http:  # a new process's view
         held = chat(http, "e1", hello).json()
-        ended = http.post("/admin/sessions/e1/end", headers=ADMIN, json={"why": "session over"})
-        resumed = http.post("/admin/sessions/e1/resume", headers=ADMIN)
+        ended = http.post(
+            f"/admin/sessions/{OWNER}/e1/end", headers=ADMIN, json={"why": "session over"}
+        )
+        resumed = http.post(f"/admin/sessions/{OWNER}/e1/resume", headers=ADMIN)
         after = chat(http, "e1", hello).json()
-        bad = http.post("/admin/sessions/e2/pause", headers=ADMIN, json={"who": 7})
+        bad = http.post(f"/admin/sessions/{OWNER}/e2/pause", headers=ADMIN, json={"who": 7})
     assert held["governor"]["kind"] == "paused"
     assert ended.json()["ended"] is True and ended.json()["act"]["why"] == "session over"
     assert resumed.status_code == 409 and "ended" in resumed.json()["error"]["message"]
@@ -173,19 +178,19 @@ def test_show_gives_the_trajectory_and_reset_forgets_it(
         call = answer.json()["choices"][0]["message"]
         assert call["tool_calls"][0]["function"]["name"] == "read_secret"
 
-        shown = http.get("/admin/sessions/r1", headers=ADMIN)
+        shown = http.get(f"/admin/sessions/{OWNER}/r1", headers=ADMIN)
         assert shown.status_code == 200, shown.text
         body = shown.json()
-        assert body["session"] == "r1" and body["t"] == 1 and body["paused"] is False
+        assert body["session"] == f"{OWNER}/r1" and body["t"] == 1 and body["paused"] is False
         assert [m["role"] for m in body["messages"]] == ["user", "assistant"]
         assert body["monitors"]["no_exfiltration"]["labels"] == ["read_secret"]
         assert body["monitors"]["no_exfiltration"]["kind"] == "ltl"
         assert [d["kind"] for d in body["decisions"]] == ["execute"]
 
-        reset = http.post("/admin/sessions/r1/reset", headers=ADMIN)
+        reset = http.post(f"/admin/sessions/{OWNER}/r1/reset", headers=ADMIN)
         assert reset.status_code == 200, reset.text
         assert reset.json()["reset"] is True
-        after = http.get("/admin/sessions/r1", headers=ADMIN).json()
+        after = http.get(f"/admin/sessions/{OWNER}/r1", headers=ADMIN).json()
         assert after["t"] == 0 and after["messages"] == []
         assert after["monitors"]["no_exfiltration"]["labels"] == []
         assert [d.get("type") for d in after["decisions"]][-1] == "reset"
@@ -202,7 +207,7 @@ def test_unknown_sessions_are_404_and_long_ids_400(admin_base: str, guard: Guard
     with httpx.Client(base_url=admin_base) as http:
         shown = http.get("/admin/sessions/nobody", headers=ADMIN)
         reset = http.post("/admin/sessions/nobody/reset", headers=ADMIN)
-        too_long = http.post(f"/admin/sessions/{'x' * 201}/pause", headers=ADMIN)
+        too_long = http.post(f"/admin/sessions/{'x' * 234}/pause", headers=ADMIN)
         wrong_method = http.get("/admin/sessions/s/pause", headers=ADMIN)
     for answer in (shown, reset):
         assert answer.status_code == 404
@@ -216,10 +221,10 @@ def test_a_session_id_with_a_slash_is_addressed(admin_base: str, server: FakeOpe
     server.script("/chat/completions", text("Hello."))
     with httpx.Client(base_url=admin_base) as http:
         chat(http, "team/ann", [{"role": "user", "content": "hi"}])
-        shown = http.get("/admin/sessions/team/ann", headers=ADMIN)
-        paused = http.post("/admin/sessions/team/ann/pause", headers=ADMIN)
-    assert shown.json()["session"] == "team/ann" and shown.json()["t"] == 1
-    assert paused.json()["session"] == "team/ann"
+        shown = http.get(f"/admin/sessions/{OWNER}/team/ann", headers=ADMIN)
+        paused = http.post(f"/admin/sessions/{OWNER}/team/ann/pause", headers=ADMIN)
+    assert shown.json()["session"] == f"{OWNER}/team/ann" and shown.json()["t"] == 1
+    assert paused.json()["session"] == f"{OWNER}/team/ann"
 
 
 @pytest.mark.parametrize(
@@ -236,7 +241,7 @@ def test_a_bad_operator_act_body_is_a_clear_400_and_nothing_is_recorded(
     admin_base: str, guard: Guard, body: bytes, found: str
 ) -> None:
     with httpx.Client(base_url=admin_base) as http:
-        answer = http.post("/admin/sessions/b1/pause", headers=ADMIN, content=body)
+        answer = http.post(f"/admin/sessions/{OWNER}/b1/pause", headers=ADMIN, content=body)
     assert answer.status_code == 400, answer.text
     assert found in answer.json()["error"]["message"]
-    assert guard.store.load("b1") is None  # no act was recorded
+    assert guard.store.load(f"{OWNER}/b1") is None  # no act was recorded

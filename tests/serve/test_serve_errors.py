@@ -173,7 +173,7 @@ class BrokenStore(MemoryStore):
     def load(self, session_id: str) -> Mapping[str, Any] | None:
         raise StoreError("disk gone")
 
-    def save(self, session_id: str, state: Mapping[str, Any], record: Any) -> None:
+    def save(self, session_id: str, state: Mapping[str, Any], record: Any, **more: Any) -> None:
         raise StoreError("disk gone")
 
     def probe(self) -> None:

@@ -105,7 +105,9 @@ def test_forbidden_text_never_reaches_the_client(
     assert refused["chunk"] == sum(c["admitted"] for c in chunks)  # the first chunk held back
     assert len(server.requests_to("/chat/completions")) == 1  # no regeneration once text is out
     assert saved_reply(guard, "f") == said  # the trajectory holds what the client saw
-    (record,) = guard.store.records("f")  # persisted like every decision, with the stream's part
+    records = guard.store.records("f")  # persisted like every decision, with the stream's part
+    (record,) = [r for r in records if r["type"] == "decision"]
+    assert records[-1]["type"] == "delivered"  # committed once wholly sent
     assert record["extra"]["reply"]["content"] == said
     assert record["extra"]["stream"]["refused"] == refused
 

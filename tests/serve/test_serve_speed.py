@@ -160,7 +160,7 @@ def test_memoised_what_ifs_equal_fresh_ones_along_any_run(
     guard = make_guard()
     session = guard.session("s")
     warm = [c for c in guard.observer.constraints if isinstance(c, ToolLTLConstraint)]
-    traj, _ = session._catch_up(USER, None)
+    traj, _, _ = session._catch_up(USER, None)
     for i, (name, amount, confirm) in enumerate(steps):
         args = json.dumps({"amount": amount})
         reply = Reply(None, (ToolCall(f"c{i}", name, args),))

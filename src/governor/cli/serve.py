@@ -56,6 +56,75 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="enable the /admin routes for the key with this sha256 hex digest (default:"
         " $GOVERNOR_ADMIN_KEY_HASH; none: no admin routes)",
     )
+    limits = serve.add_argument_group("limits (docs/security.md)")
+    limits.add_argument(
+        "--max-request-messages",
+        type=int,
+        default=20_000,
+        metavar="N",
+        help="messages one request may carry (413 beyond; %(default)s)",
+    )
+    limits.add_argument(
+        "--max-session-messages",
+        type=int,
+        default=100_000,
+        metavar="N",
+        help="messages a stored session may hold (400 beyond; %(default)s)",
+    )
+    limits.add_argument(
+        "--rate-limit",
+        type=float,
+        metavar="PER_S",
+        help="requests a second per client key (429 beyond; default: none)",
+    )
+    limits.add_argument(
+        "--rate-burst",
+        type=int,
+        default=20,
+        metavar="N",
+        help="requests a key may make at once above --rate-limit (%(default)s)",
+    )
+    limits.add_argument(
+        "--session-quota",
+        type=float,
+        metavar="PER_HOUR",
+        help="new sessions an hour per client key (429 beyond; default: none)",
+    )
+    limits.add_argument(
+        "--session-burst",
+        type=int,
+        default=100,
+        metavar="N",
+        help="new sessions a key may open at once (%(default)s)",
+    )
+    limits.add_argument(
+        "--max-connections",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="connections served at once (503 beyond; %(default)s)",
+    )
+    limits.add_argument(
+        "--header-timeout",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="seconds a request's head may take to arrive (%(default)s)",
+    )
+    limits.add_argument(
+        "--body-timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="seconds a request's body may take to arrive (408; %(default)s)",
+    )
+    limits.add_argument(
+        "--keep-alive",
+        type=int,
+        default=5,
+        metavar="S",
+        help="seconds an idle connection stays open (%(default)s)",
+    )
     serve.set_defaults(handler=serve_command)
     return serve
 
@@ -71,7 +140,9 @@ def serve_command(args: argparse.Namespace, console: Console) -> int:
             load_key_hashes,
             with_upstream,
         )
+        from governor.serve.app import Limits
         from governor.serve.auth import KEYS_FILE_ENV
+        from governor.serve.connections import uvicorn_options
     except ImportError as exc:
         raise ConfigError(
             f"serve: expected the [serve] extra (pip install -e '.[serve]' in the governor checkout), found {exc}"
@@ -85,12 +156,30 @@ def serve_command(args: argparse.Namespace, console: Console) -> int:
     if keys_file:
         digests += load_key_hashes(keys_file)
     keys = KeyChecker(digests)
+    for flag in ("max_request_messages", "max_session_messages", "max_connections"):
+        if getattr(args, flag) < 1:
+            raise ConfigError(
+                f"--{flag.replace('_', '-')}: {expected('at least 1', getattr(args, flag))}"
+            )
+    for flag in ("header_timeout", "body_timeout"):
+        if not getattr(args, flag) > 0:
+            raise ConfigError(
+                f"--{flag.replace('_', '-')}: {expected('seconds > 0', getattr(args, flag))}"
+            )
+    limits = Limits(
+        max_request_messages=args.max_request_messages,
+        body_timeout_s=args.body_timeout,
+        requests_per_s=args.rate_limit,
+        request_burst=args.rate_burst,
+        sessions_per_hour=args.session_quota,
+        session_burst=args.session_burst,
+    )
     store = store_from(args.store)
-    guard = Guard.from_policy(policy, store=store)
+    guard = Guard.from_policy(policy, store=store, max_session_messages=args.max_session_messages)
     admin = args.admin_key_hash
     if admin is not None and not re.fullmatch(r"[0-9a-f]{64}", admin):
         raise ConfigError("--admin-key-hash: expected a sha256 hex digest (64 hex digits)")
-    app = create_app(guard, keys=keys, admin_key_hash=admin)
+    app = create_app(guard, keys=keys, admin_key_hash=admin, limits=limits)
     up = policy.upstream
     console.print(
         f"governor serve: {policy.source} in front of {up.model} at {up.base_url};"
@@ -103,5 +192,10 @@ def serve_command(args: argparse.Namespace, console: Console) -> int:
     # the collector's view, a full collection under load pauses for milliseconds, not 100s.
     gc.collect()
     gc.freeze()
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    connections = uvicorn_options(
+        header_timeout_s=args.header_timeout,
+        keep_alive_s=args.keep_alive,
+        max_connections=args.max_connections,
+    )
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info", **connections)
     return 0

@@ -30,7 +30,7 @@ rules).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,7 +70,7 @@ def _group_allows(checks: Checks, action: Any, name: str, group: str) -> bool:
     return checks.runs(where, name, group)
 
 
-_DIALOGUES: dict[int, tuple[tuple[Message, ...], Dialogue]] = {}
+_DIALOGUES: dict[int, tuple[Sequence[Message], Dialogue]] = {}
 """The dialogues of recently judged conversations, by the id of their message tuple (each entry
 holds that tuple, so the id is not reused while the entry lives); every overlay of a check reads
 the same one."""
@@ -91,6 +91,7 @@ class ToolLTLConstraint(LTLConstraint):
             [(rule.name, rule.text, rule.formula)], self._predict, _no_labels, name=rule.name
         )
         self._what_if: dict[tuple[Any, ...], Verdict] = {}
+        self._steps: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
     # The memory is a ToolMonitorState (the monitors' state plus the sums); ``_state`` unwraps it
     # for the inherited check, so these two overrides widen what the base class keeps.
@@ -158,7 +159,21 @@ class ToolLTLConstraint(LTLConstraint):
         mem = self.memory(traj)
         action = step.action if isinstance(step.action, Reply) else Reply(str(step.action))
         labels, sums = self.vocabulary.labels(mem.sums, action, messages_of(step.observation))
-        return ToolMonitorState(self.monitors.step(mem.monitors, labels), sums)
+        # the next formulas are a function of the formulas and the labels: memoised (a replayed
+        # history steps the same few states over and over)
+        state = mem.monitors
+        key = (state.formulas, labels)
+        hit = self._steps.get(key)
+        if hit is None:
+            nxt = self.monitors.step(state, labels)
+            if nxt.formulas == state.formulas:  # the same tuple again: found by identity next
+                nxt = dataclasses.replace(nxt, formulas=state.formulas)
+            if len(self._steps) >= WHAT_IF_LIMIT:
+                self._steps.clear()
+            self._steps[key] = (nxt.formulas, nxt.verdicts)
+        else:
+            nxt = MonitorSetState(state.names, hit[0], hit[1], labels, state.t + 1)
+        return ToolMonitorState(nxt, sums)
 
 
 def dialogue_of(traj: Trajectory) -> Dialogue:

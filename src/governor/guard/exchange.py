@@ -16,15 +16,17 @@ conversation layer of the runtime). Imports the backend message types and the er
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import itertools
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from governor.backends.base import ROLES, Message, ToolCall
 from governor.errors import ConfigError, expected
 
 __all__ = [
     "Conversation",
+    "History",
     "Message",
     "Reply",
     "ToolCall",
@@ -126,12 +128,47 @@ class Sampling:
     n: int = 1
 
 
+class History(Sequence[Message]):
+    """The first ``n`` messages of a tuple, without copying them: replaying a client's history
+    reads each of its prefixes in turn, and a copy per prefix would make the replay quadratic."""
+
+    __slots__ = ("_all", "_n")
+
+    def __init__(self, messages: tuple[Message, ...], n: int) -> None:
+        self._all = messages
+        self._n = max(0, min(n, len(messages)))
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[Message, ...]: ...
+
+    def __getitem__(self, i: int | slice) -> Message | tuple[Message, ...]:
+        if isinstance(i, slice):
+            return tuple(self._all[j] for j in range(*i.indices(self._n)))
+        j = i + self._n if i < 0 else i
+        if not 0 <= j < self._n:
+            raise IndexError("history index out of range")
+        return self._all[j]
+
+    def __iter__(self) -> Iterator[Message]:
+        return itertools.islice(self._all, self._n)
+
+    def __reversed__(self) -> Iterator[Message]:
+        return (self._all[j] for j in range(self._n - 1, -1, -1))
+
+
 @dataclass(frozen=True)
 class Conversation:
-    """The observation of a guarded session: the messages so far, the tools on offer and the
+    """The observation of a guarded session: the messages so far (a tuple, or a
+    :class:`History` view while a client's history is replayed), the tools on offer and the
     request's sampling settings."""
 
-    messages: tuple[Message, ...] = ()
+    messages: Sequence[Message] = ()
     tools: tuple[Any, ...] = ()
     sampling: Sampling = field(default_factory=Sampling)
 
@@ -139,6 +176,6 @@ class Conversation:
         return Conversation((*self.messages, *more), self.tools, self.sampling)
 
 
-def messages_of(observation: Any) -> tuple[Message, ...]:
+def messages_of(observation: Any) -> Sequence[Message]:
     """The messages of a :class:`Conversation` observation (``()`` for anything else)."""
     return observation.messages if isinstance(observation, Conversation) else ()

@@ -4,7 +4,9 @@ conversation.
 ``Guard.from_policy(path or GuardPolicy, backend=..., store=...)`` builds the observer once (the
 upstream as base policy, the policy's LTL rules and overlays as constraints, its fallback texts,
 its bounds); ``guard.session(id)`` gives the session of that id (the same object for the same id,
-so its lock is shared); ``await guard.reset(id)`` forgets a session's trajectory (for the
+so its lock is shared, while it is in use; the most recently used idle sessions stay loaded, the
+others leave memory and are read from the store again when next used; ``owner=`` namespaces the
+id by a client key's digest); ``await guard.reset(id)`` forgets a session's trajectory (for the
 service's operators). With a supervision section in the policy, the guard also builds the
 supervisor and one observer per mode (:mod:`.mode_observers`); its own observer then holds every
 mode's constraints, so that each executed action advances every LTL rule. The CLI and the
@@ -17,6 +19,8 @@ observers.
 from __future__ import annotations
 
 import threading
+import weakref
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -28,7 +32,7 @@ from governor.guard.call_checks import CALL_CHECKS
 from governor.guard.constraints import guard_constraints
 from governor.guard.fallback import GuardFallback
 from governor.guard.mode_observers import GuardSupervision
-from governor.guard.session import GuardSession
+from governor.guard.session import MAX_SESSION_MESSAGES, GuardSession
 from governor.guard.spec.guard_policy import GuardPolicy, load_policy
 from governor.guard.stores import MemoryStore, SessionStore
 from governor.guard.upstream import UpstreamPolicy
@@ -36,7 +40,25 @@ from governor.guard.value_constraint import value_fallback
 from governor.observer import Observer
 
 MAX_SESSION_ID = 200
-"""The longest session id accepted."""
+"""The longest session id a client may give."""
+OWNER_CHARS = 32
+"""The characters of an owner's name (the first 32 hex digits of its key's sha256 digest) that
+prefix its sessions' stored ids."""
+MAX_STORED_ID = MAX_SESSION_ID + OWNER_CHARS + 1
+"""The longest stored session id: an owner's prefix, ``/``, the client's id."""
+CACHED_SESSIONS = 1024
+"""How many idle sessions keep their state loaded in this process (the most recently used);
+an idle session beyond them leaves memory, its state stays in the store."""
+
+
+def owned_id(owner: str | None, session_id: str) -> str:
+    """The stored id of the session ``session_id`` of ``owner`` (None: no owner, the id as
+    given): sessions of different owners never share an id."""
+    if not isinstance(session_id, str) or not 0 < len(session_id) <= MAX_SESSION_ID:
+        raise ConfigError(
+            f"session id: {expected(f'text of 1 to {MAX_SESSION_ID} characters', session_id)}"
+        )
+    return session_id if owner is None else f"{owner[:OWNER_CHARS]}/{session_id}"
 
 
 WORKERS = 32
@@ -53,8 +75,14 @@ class Guard:
         *,
         store: SessionStore | None = None,
         workers: int = WORKERS,
+        cached_sessions: int = CACHED_SESSIONS,
+        max_session_messages: int = MAX_SESSION_MESSAGES,
     ) -> None:
         check_range("workers", workers, 1, 1024)
+        check_range("cached_sessions", cached_sessions, 0, 10_000_000)
+        check_range("max_session_messages", max_session_messages, 1, 100_000_000)
+        self.cached_sessions = cached_sessions
+        self.max_session_messages = max_session_messages
         self.policy = policy
         self.backend = backend
         self.store: SessionStore = store if store is not None else MemoryStore()
@@ -75,7 +103,12 @@ class Guard:
         rules |= {c.name: c.text for c in constraints if isinstance(c, CALL_CHECKS)}
         fallback = value_fallback(constraints, GuardFallback(policy.fallbacks, rules))
         self.observer = Observer(upstream, constraints, fallback, config=policy.observer)
-        self._sessions: dict[str, GuardSession] = {}
+        # a session in use is found here (the same object for the same id: one lock); the most
+        # recently used idle ones are kept loaded in ``_recent``; the others leave memory
+        self._sessions: weakref.WeakValueDictionary[str, GuardSession] = (
+            weakref.WeakValueDictionary()
+        )
+        self._recent: OrderedDict[str, GuardSession] = OrderedDict()
         self._lock = threading.Lock()
         # the blocking work of every session (upstream calls, checks, the store) runs here, not
         # in asyncio's default pool (a few threads on a small machine would queue requests)
@@ -96,6 +129,7 @@ class Guard:
         *,
         backend: Backend | None = None,
         store: SessionStore | None = None,
+        max_session_messages: int = MAX_SESSION_MESSAGES,
     ) -> Guard:
         """The guard of ``policy`` (a file or a loaded policy); the backend defaults to the
         policy's upstream (an OpenAI-compatible endpoint that receives the tools natively)."""
@@ -108,28 +142,47 @@ class Guard:
                     f" passed in), found base_url={config.base_url!r}, model={config.model!r}"
                 )
             backend = backend_from_config(config)
-        return cls(loaded, backend, store=store)
+        return cls(loaded, backend, store=store, max_session_messages=max_session_messages)
 
-    def session(self, session_id: str) -> GuardSession:
-        """The session ``session_id`` (created, or continued from the store, on first use)."""
-        if not isinstance(session_id, str) or not 0 < len(session_id) <= MAX_SESSION_ID:
-            raise ConfigError(
-                f"session id: {expected(f'text of 1 to {MAX_SESSION_ID} characters', session_id)}"
-            )
+    def session(self, session_id: str, *, owner: str | None = None) -> GuardSession:
+        """The session ``session_id`` (created, or continued from the store, on first use);
+        ``owner`` (a client key's digest) namespaces it (:func:`owned_id`): another owner's
+        session of the same id is another session. Without an owner, ``session_id`` is the
+        stored id (what the admin routes name: an owner's prefix included)."""
+        if owner is None:
+            if not isinstance(session_id, str) or not 0 < len(session_id) <= MAX_STORED_ID:
+                wanted = f"text of 1 to {MAX_STORED_ID} characters"
+                raise ConfigError(f"session id: {expected(wanted, session_id)}")
+            stored = name = session_id
+        else:
+            stored, name = owned_id(owner, session_id), session_id
         with self._lock:
-            found = self._sessions.get(session_id)
+            found = self._sessions.get(stored)
             if found is None:
                 found = GuardSession(
-                    session_id,
+                    stored,
                     self.observer,
                     self.store,
                     self.policy.fallbacks,
                     self.executor,
                     self.supervision,
                     self.policy.stream,
+                    name=name,
+                    max_messages=self.max_session_messages,
                 )
-                self._sessions[session_id] = found
+                self._sessions[stored] = found
+            elif owner is not None:
+                found.name = name  # first named by the admin routes (its stored id)
+            self._recent[stored] = found
+            self._recent.move_to_end(stored)
+            while len(self._recent) > self.cached_sessions:
+                self._recent.popitem(last=False)
             return found
+
+    def cached(self) -> int:
+        """How many sessions this process holds (in use, or idle among the most recent)."""
+        with self._lock:
+            return len(self._sessions)
 
     async def reset(self, session_id: str) -> bool:
         """Forget the trajectory of ``session_id`` (see :meth:`GuardSession.reset`)."""

@@ -1,8 +1,11 @@
 """One guarded conversation: one session, one trajectory, kept in a store between calls.
 
 ``respond(messages)`` takes the OpenAI-style messages of the conversation so far. The session's
-saved messages must be a prefix of them; the rest are read in order: an assistant message the
-client added is committed as an executed action, any other message joins the conversation. Then
+saved messages must be a prefix of them (a changed history is refused naming the index, never
+quoting a stored message); the rest are read in order, linearly: an assistant message the client
+added is committed as an executed action (and listed in the record's ``client_claims`` when
+governor did not produce it), any other message joins the conversation. The request the last
+step answered, sent again (a retry) or with its Idempotency-Key, gets that step's reply. Then
 the observer proposes through the upstream, judges, regenerates or falls back; the executed reply
 is committed and the new state saved with the decision's record, in one write. When the save
 fails the step fails closed: the reply is the ``check_failed`` fallback text, the error is
@@ -25,7 +28,8 @@ call also holds the store's lock on the session and re-reads the session's state
 instances serve a session in turn; the session keeps no state between calls then.
 ``respond_stream`` is ``respond`` with the upstream streamed through a hold-back buffer
 (:mod:`.holdback`): its events come as each checked chunk is released, the session locked until
-the step is saved.
+the step is saved; its reply is committed once delivered (:meth:`GuardSession.delivered`; one
+not wholly sent is recorded as such, :meth:`GuardSession.undelivered`).
 
 One class, read top to bottom: the results (:class:`GuardReply`, :class:`CheckResult`), then
 :class:`GuardSession`'s state, its async and sync API, the locks that run each call in a worker
@@ -44,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import hashlib
 import json
 import threading
 import time
@@ -53,10 +58,11 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from governor.core import Decision, DecisionKind, Trajectory, Verdict
-from governor.errors import ConfigError, expected
+from governor.errors import ConfigError, LimitError, expected
 from governor.guard.choices import admitted_choices, choice_observer
 from governor.guard.exchange import (
     Conversation,
+    History,
     Message,
     Reply,
     Sampling,
@@ -83,6 +89,8 @@ from governor.trace.record import decision_record
 
 T = TypeVar("T")
 
+MAX_SESSION_MESSAGES = 100_000
+"""The most messages a stored session may hold (a step past it is refused, naming the limit)."""
 INLINE_MAX_MESSAGES = 64
 INLINE_MAX_CHARS = 8192
 """The longest saved history (messages, characters of text) an ``inline`` check runs on the event
@@ -137,8 +145,14 @@ class GuardSession:
         executor: Executor | None = None,
         supervision: GuardSupervision | None = None,
         stream: StreamPolicy | None = None,
+        *,
+        name: str | None = None,
+        max_messages: int = MAX_SESSION_MESSAGES,
     ) -> None:
         self.id = session_id
+        self.name = session_id if name is None else name
+        """What the client calls the session (its stored id without the owner's prefix)."""
+        self.max_messages = max_messages
         self.supervision = supervision
         self.stream = stream or StreamPolicy()
         self.observer = observer
@@ -149,6 +163,10 @@ class GuardSession:
         self._thread_lock = threading.Lock()
         self._executor = executor  # None: asyncio's default pool
         self.kinds = violation_kinds(observer.constraints)  # for the summaries (.summary)
+        self._pending: tuple[Trajectory, int, Mapping[str, Any], Any, Reply] | None = None
+        """A streamed step's reply not yet wholly sent: committed by :meth:`delivered`."""
+        self._undelivered: Reply | None = None
+        """The last streamed reply that was not wholly sent (governor's own, not a claim)."""
 
     @property
     def state(self) -> SessionState:
@@ -167,6 +185,9 @@ class GuardSession:
                 sup = self.supervision.restored(state.supervisor, where)
                 state = replace(state, supervisor=sup)
             self._state = state
+            if state.changed:  # read under a changed policy: in the audit trail, once
+                record = {"type": "policy_change", "episode": self.id, "t": state.t}
+                self._write(replace(state, changed=None), {**record, **state.changed})
         return self._state
 
     # ------------------------------------------------------------------ async API
@@ -177,10 +198,15 @@ class GuardSession:
         *,
         tools: Sequence[Any] | None = None,
         sampling: Sampling | None = None,
+        idempotency_key: str | None = None,
     ) -> GuardReply:
         """The guarded reply to the conversation ``messages`` (see the module doc); ``sampling``
-        carries the request's own temperature and ``max_tokens``."""
-        return await self._run(self._respond, messages, tools, sampling or Sampling())
+        carries the request's own temperature and ``max_tokens``. The request the last step
+        answered, sent again (a retry; or one with the last step's ``idempotency_key``), is
+        answered with that step's reply: no model is called, nothing is committed again."""
+        return await self._run(
+            self._respond, messages, tools, sampling or Sampling(), None, idempotency_key
+        )
 
     async def respond_stream(
         self,
@@ -188,12 +214,17 @@ class GuardSession:
         *,
         tools: Sequence[Any] | None = None,
         sampling: Sampling | None = None,
+        idempotency_key: str | None = None,
+        deliver: bool = True,
     ) -> AsyncIterator[StreamEvent]:
         """:meth:`respond` with the upstream streamed through a hold-back buffer
         (:mod:`.holdback`): the events of the reply as they are released (text, then tool calls
         in one piece, :mod:`.release`), ending with a :class:`StreamEnd` that
         holds the reply as the client saw it and its summary. The session stays locked until the
-        step is saved, even when the caller stops reading."""
+        step is saved, even when the caller stops reading. The reply is committed only once it
+        was delivered: with ``deliver`` (the default), when the caller reads on past the
+        :class:`StreamEnd`; without, when the caller says so (:meth:`delivered`, or
+        :meth:`undelivered` when it could not be sent whole)."""
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[StreamEvent | BaseException | None] = asyncio.Queue()
 
@@ -206,16 +237,25 @@ class GuardSession:
         async with self._lock:
             gate = ReleaseGate(emit)
             work = functools.partial(
-                self._respond_streaming, messages, tools, sampling or Sampling(), gate
+                self._respond_streaming,
+                messages,
+                tools,
+                sampling or Sampling(),
+                gate,
+                idempotency_key,
             )
             call = functools.partial(contextvars.copy_context().run, self._locked, work)
             loop.run_in_executor(self._executor, call).add_done_callback(ended)
+            finished = False
             while (event := await queue.get()) is not None:
                 if isinstance(event, BaseException):
                     raise event
                 yield event
                 if isinstance(event, StreamEnd):
-                    return
+                    finished = True
+                    break
+        if finished and deliver:
+            await self.delivered()
 
     async def check(
         self,
@@ -260,12 +300,32 @@ class GuardSession:
         policy has none, is refused with a ConfigError."""
         return await self._run(self._operate, ActKind(kind), who, why, mode)
 
+    async def delivered(self) -> None:
+        """The streamed reply of the last step was wholly sent: commit it (a step whose reply is
+        still pending is committed only now; the session moved on in between: nothing)."""
+        await self._run(self._deliver, True)
+
+    async def undelivered(self) -> None:
+        """The streamed reply of the last step was not wholly sent (the client went away): it is
+        not committed, and the session's records say so; the client's next history decides
+        (the reply in it: committed then, as governor's own; not in it: as if never said)."""
+        await self._run(self._deliver, False)
+
     async def reset(self) -> bool:
         """Forget this session's trajectory: its saved state becomes a new session's (no messages,
         every rule at its start) and a ``{"type": "reset"}`` record follows its decision records,
         which stay. Waits for the call in flight, like any other call. False, and nothing
         written, when the store holds no such session."""
         return await self._run(self._reset)
+
+    def is_new(self) -> bool:
+        """Whether nothing of this session was saved yet (blocking: it may read the store)."""
+        with self._thread_lock:
+            state = self.state
+            new = state.t == 0 and not state.messages and not state.acts
+            if getattr(self.store, "shared", False):
+                self._state = None  # re-read under the store's lock by the call that follows
+            return new
 
     # ------------------------------------------------------------------ sync API
 
@@ -346,9 +406,57 @@ class GuardSession:
             )
         after = replace(state, acts=(*state.acts, act), supervisor=sup)
         record = {"type": "operator", "episode": self.id, "t": state.t, "act": act.to_json()}
-        self.store.save(self.id, state_to_json(after, self.observer.constraints), record)
-        self._state = after
+        self._write(after, record)
         return after
+
+    def _deliver(self, sent: bool) -> None:
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        after, t, last, sup, reply = pending
+        state = self.state
+        if state.t != t - 1 or len(state.messages) != len(after.observation.messages) - 1:
+            return  # another request on the session came first: its history decided
+        if sent:
+            record = {"type": "delivered", "episode": self.id, "t": t}
+            self._save(after, t, record, sup, last)
+        else:
+            self._undelivered = reply
+            record = {"type": "not_delivered", "episode": self.id, "t": t}
+            self._write(state, {**record, "reply": reply.to_dict()})
+
+    def _replayed(
+        self, given: tuple[Message, ...], request: str, key: str | None, start: float
+    ) -> GuardReply | None:
+        """The last step's answer when ``given`` is the request it answered (a retry), or when
+        ``key`` is its Idempotency-Key; None otherwise. A known key with another request is an
+        error (the key names one request)."""
+        last, known = self.state.last, self.state.messages
+        if last is None:
+            return None
+        n = int(last.get("n", -1))
+        same = (
+            len(given) == n < len(known)
+            and last.get("fp") == request
+            and all(
+                g is m or g == m or _key(g) == _key(m) for g, m in zip(given, known, strict=False)
+            )
+        )
+        if key is not None and last.get("key") == key:
+            if not same:
+                raise ConfigError(
+                    "Idempotency-Key: expected the request it was first sent with, found another"
+                    " one (a key names one request)"
+                )
+        elif key is not None or not same:
+            return None
+        reply = reply_from(last["reply"])
+        t = int(last["t"])
+        reason = f"the request of step {t} sent again: its committed reply, nothing run again"
+        decision = Decision(DecisionKind(last["kind"]), reply, reason=reason)
+        seconds = time.perf_counter() - start
+        summary = decision_summary(decision, reply, session=self.name, t=t, seconds=seconds)
+        return GuardReply(reply, decision, {**summary, "replayed": True})
 
     def _reset(self) -> bool:
         if self.store.load(self.id) is None:
@@ -364,7 +472,7 @@ class GuardSession:
             else self.supervision.restart(sup),
         )
         record = {"type": "reset", "episode": self.id, "t": 0}
-        self.store.save(self.id, state_to_json(fresh, constraints), record)
+        self._write(fresh, record)
         self._state = None  # read again from the store on the next call
         return True
 
@@ -373,30 +481,64 @@ class GuardSession:
         messages: Sequence[Any] | None,
         tools: Sequence[Any] | None,
         sampling: Sampling | None = None,
-    ) -> tuple[Trajectory, int]:
+    ) -> tuple[Trajectory, int, list[int]]:
+        """The trajectory after the messages the client sent (None: the session's own), each
+        assistant message it added committed as executed, and the indices of those assistant
+        messages governor did not produce (the client's claim: its decision record says so).
+        Linear in what was sent: the saved messages are compared one by one, the new ones
+        replayed over views of the history."""
         state = self.state
         known = state.messages
         given = known if messages is None else conversation_from(messages)
-        for i, m in enumerate(known):
-            if i >= len(given) or _key(given[i]) != _key(m):
-                found = "nothing" if i >= len(given) else repr(given[i].to_dict())[:200]
-                raise ConfigError(
-                    f"session {self.id}: messages[{i}]: expected the session's message"
-                    f" {m.to_dict()!r:.200}, found {found} (a session's history cannot change)"
-                )
-        conv = Conversation(known, tuple(tools or ()), sampling or Sampling())
-        traj = Trajectory(conv, memory=state.memory, feedback=state.feedback)
+        if len(given) >= self.max_messages:
+            raise LimitError(
+                f"session: expected fewer than {self.max_messages} messages in a session"
+                f" (max_session_messages), found {len(given)} before the reply",
+                "max_session_messages",
+                self.max_messages,
+            )
+        if given is not known:
+            for i, m in enumerate(known):
+                if i >= len(given):
+                    raise ConfigError(
+                        f"messages: expected the session's {len(known)} messages first, found"
+                        f" {len(given)} (a session's history cannot change)"
+                    )
+                g = given[i]
+                if g is not m and g != m and _key(g) != _key(m):
+                    raise ConfigError(
+                        f"messages[{i}]: expected the session's message {i} unchanged, found a"
+                        " different one (a session's history cannot change)"
+                    )
+        tooled, sampled = tuple(tools or ()), sampling or Sampling()
+        traj = Trajectory(
+            Conversation(known, tooled, sampled), memory=state.memory, feedback=state.feedback
+        )
         t = state.t
-        for m in given[len(known) :]:
+        claims: list[int] = []
+        for i in range(len(known), len(given)):
+            m = given[i]
             if m.role == "assistant":
-                traj, t = self._advance(traj, reply_of(m), "executed by the client"), t + 1
-            else:
-                traj = replace(traj, observation=traj.observation.then(m))
-        return traj, t
+                if not (i == len(known) and self._undelivered == reply_of(m)):
+                    claims.append(i)
+                seen = Conversation(History(given, i), tooled, sampled)
+                before = Trajectory(seen, memory=traj.memory, feedback=traj.feedback)
+                after = Conversation(History(given, i + 1), tooled, sampled)
+                traj, t = self._advance(before, reply_of(m), "executed by the client", after), t + 1
+                # (each step starts from a trajectory without steps: the session keeps none, and
+                # carrying them would copy them once per replayed message)
+        if len(given) > len(known):
+            traj = replace(traj, observation=Conversation(given, tooled, sampled))
+        self._undelivered = None
+        return traj, t, claims
 
-    def _advance(self, traj: Trajectory, reply: Reply, reason: str) -> Trajectory:
+    def _advance(
+        self, traj: Trajectory, reply: Reply, reason: str, after: Conversation | None = None
+    ) -> Trajectory:
         decision = Decision(DecisionKind.EXECUTE, reply, reason=reason)
-        return self.observer.commit(traj, decision, traj.observation.then(reply.message()))
+        if after is None:
+            after = traj.observation.then(reply.message())
+        return self.observer.commit(traj, decision, after)
 
     def _save(
         self,
@@ -404,13 +546,30 @@ class GuardSession:
         t: int,
         record: Mapping[str, Any],
         supervisor: SupervisorState | None = None,
+        last: Mapping[str, Any] | None = None,
     ) -> None:
+        """Save the session at ``traj`` after ``t`` executed actions with ``record``; ``last``
+        is the step a retry is answered with (None: no retry can be answered now)."""
         conv = traj.observation
         sup = supervisor or self.state.supervisor
         state = SessionState(
-            conv.messages, dict(traj.memory), traj.feedback, t, self.state.acts, sup
+            tuple(conv.messages), dict(traj.memory), traj.feedback, t, self.state.acts, sup, last
         )
-        self.store.save(self.id, state_to_json(state, self.observer.constraints), record)
+        self._write(state, record)
+
+    def _write(self, state: SessionState, record: Mapping[str, Any]) -> None:
+        """Save ``state`` with ``record``, in one write. A store that keeps messages apart
+        (``appends_messages``) is given only those new since its last save (after a reset: none,
+        from index 0), so a step's write does not grow with the session."""
+        constraints = self.observer.constraints
+        if not getattr(self.store, "appends_messages", False):
+            self.store.save(self.id, state_to_json(state, constraints), record)
+        else:
+            before = self._state.messages if self._state is not None else ()
+            start = min(len(before), len(state.messages))
+            new = [m.to_dict() for m in state.messages[start:]]
+            data = state_to_json(state, constraints, with_messages=False)
+            self.store.save(self.id, data, record, messages=(start, new))  # type: ignore[call-arg]
         self._state = state
 
     def _judge(self) -> Observer:
@@ -424,19 +583,19 @@ class GuardSession:
         self, candidate: Any, messages: Sequence[Any] | None, tools: Sequence[Any] | None = None
     ) -> CheckResult:
         reply = reply_from(candidate)
-        traj, _ = self._catch_up(messages, tools)
+        traj, _, _ = self._catch_up(messages, tools)
         verdicts = self._judge().verdicts(traj, reply)
-        summary = {"session": self.id, **verdicts_summary(verdicts)}
+        summary = {"session": self.name, **verdicts_summary(verdicts)}
         return CheckResult(all(v.admissible for v in verdicts), verdicts, summary)
 
     def _commit_executed(
         self, candidate: Any, messages: Sequence[Any] | None, tools: Sequence[Any] | None = None
     ) -> CheckResult:
         reply = reply_from(candidate)
-        traj, t = self._catch_up(messages, tools)
+        traj, t, claims = self._catch_up(messages, tools)
         verdicts = self._judge().verdicts(traj, reply)
         after = self._advance(traj, reply, "executed by the client")
-        summary = {"session": self.id, "t": t + 1, **verdicts_summary(verdicts)}
+        summary = {"session": self.name, "t": t + 1, **verdicts_summary(verdicts)}
         record = {
             "type": "commit",
             "episode": self.id,
@@ -444,6 +603,8 @@ class GuardSession:
             "action": reply.to_dict(),
             **summary,
         }
+        if claims:
+            record["client_claims"] = claims
         self._save(after, t + 1, record)
         return CheckResult(all(v.admissible for v in verdicts), verdicts, summary)
 
@@ -455,10 +616,11 @@ class GuardSession:
         tools: Sequence[Any] | None,
         sampling: Sampling,
         gate: ReleaseGate,
+        key: str | None = None,
     ) -> None:
         """:meth:`_respond` with the upstream streamed through ``gate``; the rest of the reply and
         the end are sent once the step is saved."""
-        answer = self._respond(messages, tools, sampling, gate)
+        answer = self._respond(messages, tools, sampling, gate, key)
         gate.finish(answer.reply, answer.decision, answer.summary)
 
     def _respond(
@@ -467,11 +629,18 @@ class GuardSession:
         tools: Sequence[Any] | None,
         sampling: Sampling,
         gate: ReleaseGate | None = None,
+        key: str | None = None,
     ) -> GuardReply:
         start = time.perf_counter()
         if self.state.paused or self.state.ended:
             return self._held(start)
-        traj, t = self._catch_up(messages, tools, sampling)
+        given = conversation_from(messages)
+        request = _fingerprint(tools, sampling)
+        again = self._replayed(given, request, key, start)
+        if again is not None:
+            return again
+        traj, t, claims = self._catch_up(given, tools, sampling)
+        caught_up = t
         seen = (lambda reply: reply) if gate is None else gate.seen
         texts, sup = self.texts, self._supervise(traj)
         choices: tuple[Reply, ...] = ()
@@ -500,6 +669,8 @@ class GuardSession:
                 reply = seen(Reply(texts["default"]))
                 after = replace(traj, observation=traj.observation.then(reply.message()))
         extra: dict[str, Any] = {"reply": reply.to_dict()}
+        if claims:
+            extra["client_claims"] = claims
         if choices:
             extra["choices"] = [c.to_dict() for c in choices]
         if gate is not None:
@@ -507,8 +678,15 @@ class GuardSession:
         if sup is not None and self.supervision is not None:
             extra.update(self.supervision.record(sup, decision if sup.acts else None))
         record = decision_record(decision, episode=self.id, t=t, extra=extra)
+        last = {"n": len(given), "fp": request, "key": key, "reply": reply.to_dict()}
+        last |= {"kind": decision.kind.value, "t": t}
         try:
-            self._save(after, t, record, None if sup is None else sup.state)
+            if gate is not None and t > caught_up:  # streamed: committed once delivered
+                record["extra"] = {**record.get("extra", {}), "delivery": "pending"}
+                self._save(traj, t - 1, record, None if sup is None else sup.state)
+                self._pending = (after, t, last, None if sup is None else sup.state, reply)
+            else:
+                self._save(after, t, record, None if sup is None else sup.state, last)
         except Exception as exc:
             reply, choices = seen(Reply(texts["check_failed"])), ()
             decision = replace(
@@ -520,7 +698,7 @@ class GuardSession:
             )
         seconds = time.perf_counter() - start
         summary = decision_summary(
-            decision, reply, session=self.id, t=t, seconds=seconds, kinds=self.kinds
+            decision, reply, session=self.name, t=t, seconds=seconds, kinds=self.kinds
         )
         if sup is not None:
             summary["supervision"] = supervision_summary(sup, decision if sup.acts else None)
@@ -547,12 +725,19 @@ class GuardSession:
         decision = Decision(DecisionKind.DEFER, None, reason=reason)
         seconds = time.perf_counter() - start
         summary = decision_summary(
-            decision, reply, session=self.id, t=self.state.t, seconds=seconds
+            decision, reply, session=self.name, t=self.state.t, seconds=seconds
         )
         sup = self.state.supervisor
         if self.supervision is not None and sup is not None:  # what the supervisor says (unsaved)
             summary["supervision"] = supervision_summary(self.supervision.step(sup, ()), None)
         return GuardReply(reply, decision, {**summary, "kind": how, how: True})
+
+
+def _fingerprint(tools: Sequence[Any] | None, sampling: Sampling) -> str:
+    """What a request asks for besides its messages (its tools and sampling), as a digest."""
+    asked = [list(tools or ()), sampling.temperature, sampling.max_tokens, sampling.n]
+    text = json.dumps(asked, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _sync(name: str, make: Callable[[], Coroutine[Any, Any, T]]) -> T:

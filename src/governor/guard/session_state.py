@@ -6,8 +6,11 @@ and its running sums; a commit failure as its error), the pending implicit feedb
 number of executed actions, the operators' acts on it (pause, resume, end, and with modes
 set_mode and release: the audit trail, which a reset keeps), and, under a policy with a
 supervision section, the supervisor's state (its mode, cooldown, rule monitors and audit trail:
-:meth:`~governor.supervision.SupervisorState.to_json`). A saved rule state is only read back into the same rule: a state
-saved under another formula is refused (a changed policy cannot silently forget what happened).
+:meth:`~governor.supervision.SupervisorState.to_json`). A saved rule state is only read back into the same rule (the same
+name and formula); under a changed policy a rule new to the session starts from its current
+step, or is replayed over its stored messages (the rule's ``on_live_sessions``), a rule the
+policy no longer has is dropped, and the state read back says so (``changed``) for the session to
+record. The last step's request and reply (``last``) answer a retry.
 Imports the core types, the LTL parser, the operator acts and state of the supervision layer and
 the guard's exchange and constraints.
 """
@@ -18,10 +21,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from governor.core import CommitFailure, Constraint, Feedback, FeedbackKind
+from governor.core import (
+    CommitFailure,
+    Constraint,
+    DecisionKind,
+    Feedback,
+    FeedbackKind,
+    Step,
+    Trajectory,
+)
 from governor.errors import ConfigError, GovernorError, expected
 from governor.guard.constraints import ToolLTLConstraint, ToolMonitorState
-from governor.guard.exchange import Message, conversation_from
+from governor.guard.exchange import Conversation, History, Message, conversation_from, reply_of
 from governor.ltl.monitor import MonitorSetState
 from governor.ltl.parser import parse
 from governor.supervision import SupervisorState
@@ -40,6 +51,13 @@ class SessionState:
     t: int = 0
     acts: tuple[OperatorAct, ...] = ()
     supervisor: SupervisorState | None = None
+    last: Mapping[str, Any] | None = None
+    """The last step's request and reply, so that the same request sent again (a client's retry)
+    is answered with it: ``n`` (the request's messages), ``fp`` (its tools and sampling),
+    ``key`` (its Idempotency-Key), ``reply``, ``kind``, ``t``."""
+    changed: Mapping[str, tuple[str, ...]] | None = None
+    """When read back under a changed policy: the rules ``added``, ``removed`` and ``replayed``
+    (not saved: the session writes it to its records once)."""
 
     @property
     def paused(self) -> bool:
@@ -63,8 +81,12 @@ def operator_status(kinds: Iterable[str]) -> tuple[bool, bool]:
     return paused, ended
 
 
-def state_to_json(state: SessionState, constraints: Sequence[Constraint]) -> dict[str, Any]:
-    """The JSON-safe form of ``state`` (each rule's state with the formula it belongs to)."""
+def state_to_json(
+    state: SessionState, constraints: Sequence[Constraint], *, with_messages: bool = True
+) -> dict[str, Any]:
+    """The JSON-safe form of ``state`` (each rule's state with the formula it belongs to);
+    without its messages (``with_messages=False``: a store keeps them apart, appending the new
+    ones) it holds their number, ``n_messages``."""
     rules = {c.name: str(c.rule.formula) for c in constraints if isinstance(c, ToolLTLConstraint)}
     memory: dict[str, Any] = {}
     for name, value in state.memory.items():
@@ -83,13 +105,13 @@ def state_to_json(state: SessionState, constraints: Sequence[Constraint]) -> dic
         elif value is not None:
             raise ConfigError(f"session state {name}: {expected('a guard state', value)}")
     feedback = state.feedback
-    return {
+    out: dict[str, Any] = {
         "format": FORMAT,
         "t": state.t,
-        "messages": [m.to_dict() for m in state.messages],
         "memory": memory,
         "operator": [a.to_json() for a in state.acts],
         "supervisor": None if state.supervisor is None else state.supervisor.to_json(),
+        "last": None if state.last is None else dict(state.last),
         "feedback": None
         if feedback is None
         else {
@@ -98,6 +120,11 @@ def state_to_json(state: SessionState, constraints: Sequence[Constraint]) -> dic
             "constraints": list(feedback.constraints),
         },
     }
+    if with_messages:
+        out["messages"] = [m.to_dict() for m in state.messages]
+    else:
+        out["n_messages"] = len(state.messages)
+    return out
 
 
 def state_from_json(
@@ -118,34 +145,65 @@ def _read(data: Any, constraints: Sequence[Constraint], where: str) -> SessionSt
         raise ConfigError(f"{where}: {expected(f'a saved session of format {FORMAT}', data)}")
     t = int(data["t"])
     saved = data["memory"]
+    messages = conversation_from(data["messages"], f"{where}: messages")
+    rules = {c.name: str(c.rule.formula) for c in constraints if isinstance(c, ToolLTLConstraint)}
+    removed = [
+        name
+        for name, entry in saved.items()
+        if name not in rules or (entry.get("kind") == "ltl" and entry.get("rule") != rules[name])
+    ]
+    live = bool(t or messages)
+    added: list[str] = []
+    replayed: list[str] = []
     memory: dict[str, Any] = {}
     for c in constraints:
         entry = saved.get(c.name)
         if not isinstance(c, ToolLTLConstraint):
             memory[c.name] = None
-        elif entry is None:
-            if t:
-                raise ConfigError(
-                    f"{where}: rule {c.name} has no saved state (added after the session began);"
-                    " start a new session"
-                )
-            memory[c.name] = c.initial_state(None)
+        elif entry is None or c.name in removed:  # new to this session (or its formula changed)
+            if live:
+                added.append(c.name)
+            if live and c.rule.on_live_sessions == "replay":
+                memory[c.name] = replayed_state(c, messages)
+                replayed.append(c.name)
+            else:
+                memory[c.name] = c.initial_state(None)
         elif entry["kind"] == "failed":
             memory[c.name] = CommitFailure(str(entry["error"]))
         else:
             memory[c.name] = _monitor_state(c, entry, where)
+    changed = None
+    if added or removed:
+        changed = {"added": tuple(added), "removed": tuple(removed), "replayed": tuple(replayed)}
     raw = data.get("feedback")
     feedback = None
     if raw is not None:
         feedback = Feedback(FeedbackKind(raw["kind"]), str(raw["text"]), tuple(raw["constraints"]))
-    messages = conversation_from(data["messages"], f"{where}: messages")
     acts = tuple(OperatorAct.from_json(a) for a in data.get("operator") or ())
     raw_sup = data.get("supervisor")
     try:
         supervisor = None if raw_sup is None else SupervisorState.from_json(raw_sup)
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
-    return SessionState(messages, memory, feedback, t, acts, supervisor)
+    last = data.get("last")
+    if last is not None and not isinstance(last, Mapping):
+        raise ConfigError(f"{where}: last: {expected('an object', last)}")
+    return SessionState(messages, memory, feedback, t, acts, supervisor, last, changed)
+
+
+def replayed_state(c: ToolLTLConstraint, messages: Sequence[Message]) -> ToolMonitorState:
+    """The state of rule ``c`` after every assistant message of ``messages``, in order (a rule
+    added to a live session that asks to be replayed over its history); linear in it."""
+    tuple_of = tuple(messages)
+    memory: ToolMonitorState = c.initial_state(None)
+    for i, m in enumerate(tuple_of):
+        if m.role != "assistant":
+            continue
+        seen = Conversation(History(tuple_of, i))
+        after = Conversation(History(tuple_of, i + 1))
+        step = Step(seen, reply_of(m), after, DecisionKind.EXECUTE, {})
+        memory = c.commit(Trajectory(seen, memory={c.name: memory}), step)
+    return memory
 
 
 def _monitor_state(c: ToolLTLConstraint, entry: Mapping[str, Any], where: str) -> ToolMonitorState:

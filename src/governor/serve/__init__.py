@@ -7,7 +7,9 @@ choices; streamed in chunks, each released once checked, :mod:`.stream`), ``POST
 :mod:`.prometheus`), and, under an admin key, the ``/admin`` routes that pause, resume, end,
 reset and show a session (:mod:`.admin`). Requests are read with a size limit and checked field
 by field (:mod:`.schema`); every error is the OpenAI error object (:mod:`.api_errors`); client API
-keys are checked against sha256 digests (:mod:`.auth`); the policy served when none is given is
+keys are checked against sha256 digests (:mod:`.auth`) and own the sessions they name; what a key
+may spend is limited by token buckets (:mod:`.limits`) and a connection's pace by uvicorn's
+settings (:mod:`.connections`); the policy served when none is given is
 the shipped small-talk overlays policy, and the command line's upstream overrides, in
 :mod:`.served_policy`.
 

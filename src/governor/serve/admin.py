@@ -17,6 +17,10 @@ pending feedback, the operator acts and the decision records, and with modes its
 the mode, whether an interaction is engaged, the operator's mode, the refusal cooldown, the
 counts per supervisor decision and the supervisor's audit trail.
 
+The admin routes see every session: they name a session by its stored id, which under client
+keys is the first 32 hex digits of the owning key's sha256 digest, ``/``, and the client's id
+(:func:`governor.guard.facade.owned_id`; without client keys, the client's id).
+
 The admin key is checked like the client keys (``Authorization: Bearer <key>`` hashed with
 sha256 and compared by ``hmac.compare_digest``) against its own digest; a client key is not an
 admin key. Without an admin digest the routes are not mounted (they answer 404). Imports the
@@ -35,7 +39,7 @@ from starlette.responses import JSONResponse, Response
 from governor.errors import ConfigError, expected
 from governor.files import json_loads
 from governor.guard import Guard
-from governor.guard.facade import MAX_SESSION_ID
+from governor.guard.facade import MAX_STORED_ID
 from governor.guard.session_state import operator_status
 from governor.serve.api_errors import ApiError, bad_request
 from governor.serve.auth import checked_digest, digest
@@ -65,9 +69,9 @@ class AdminKey:
 
 def _session_id(request: Request) -> str:
     session = str(request.path_params["session_id"])
-    if not 0 < len(session) <= MAX_SESSION_ID:
+    if not 0 < len(session) <= MAX_STORED_ID:
         raise bad_request(
-            f"session id: expected text of 1 to {MAX_SESSION_ID} characters,"
+            f"session id: expected text of 1 to {MAX_STORED_ID} characters,"
             f" found {len(session)} characters",
             "session_id",
         )

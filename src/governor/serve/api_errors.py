@@ -17,7 +17,9 @@ TYPES = {
     404: "not_found_error",
     405: "invalid_request_error",
     413: "invalid_request_error",
+    408: "invalid_request_error",
     415: "invalid_request_error",
+    429: "rate_limit_error",
     500: "server_error",
     503: "service_unavailable",
 }
@@ -34,8 +36,10 @@ class ApiError(Exception):
         param: str | None = None,
         code: str | None = None,
         extra: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
+        self.headers = headers or {}
         self.status = status
         self.message = message
         self.param = param
@@ -53,8 +57,9 @@ class ApiError(Exception):
 
 
 def error_response(error: ApiError, headers: dict[str, str] | None = None) -> JSONResponse:
-    """The JSON answer of ``error``."""
-    return JSONResponse(error.body(), status_code=error.status, headers=headers)
+    """The JSON answer of ``error`` (with its own headers, e.g. ``Retry-After``)."""
+    both = {**error.headers, **(headers or {})}
+    return JSONResponse(error.body(), status_code=error.status, headers=both or None)
 
 
 def bad_request(message: str, param: str | None = None, code: str = "invalid_value") -> ApiError:

@@ -4,7 +4,10 @@
 release only checked text); ``POST /v1/checks`` judges a candidate (and commits it when asked)
 without an LLM call; ``GET /healthz`` says the process is alive; ``GET /readyz`` says whether the
 store is writable and the upstream reachable; ``GET /metrics`` is Prometheus text. The ``/v1``
-routes ask for a client key when keys are configured; the ``/admin`` routes (:mod:`.admin`: pause,
+routes ask for a client key when keys are configured (its digest owns the sessions it names:
+another key's request on the same id reaches a session of its own), count it against the key's
+limits (:class:`Limits`: messages per request, the body's time, requests and new sessions per key)
+and pass a request's ``Idempotency-Key`` to the session; the ``/admin`` routes (:mod:`.admin`: pause,
 resume, reset and show a session) exist only when an admin key's digest is given and ask for that
 key. Every error is the OpenAI error object:
 a client's mistake a 4xx naming what was expected, an unavailable store or upstream a 503, any
@@ -21,6 +24,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from starlette.applications import Starlette
@@ -29,29 +33,32 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from governor.errors import BackendError, ConfigError
+from governor.errors import BackendError, ConfigError, LimitError
 from governor.guard import Guard, GuardSession, StoreError
+from governor.guard.facade import owned_id
 from governor.guard.release import StreamEnd
 from governor.serve.admin import Admin, AdminKey
 from governor.serve.api_errors import ApiError, bad_request, error_response
 from governor.serve.auth import KeyChecker
+from governor.serve.limits import Buckets
 from governor.serve.prometheus import Metrics
 from governor.serve.replies import Answer, FastJSONResponse, completion, governor_headers
 from governor.serve.schema import (
+    BODY_TIMEOUT_S,
     MAX_BODY_BYTES,
+    MAX_REQUEST_MESSAGES,
     SESSION_HEADER,
     ChatBody,
     chat_body,
     check_body,
     parse_json,
     read_body,
-    read_json,
 )
 from governor.serve.stream import sse_events
 
 log = logging.getLogger(__name__)
 Handler = Callable[[Request], Awaitable[Response]]
-PROBE_SESSION = "governor-readyz-probe:" + "-" * 200
+PROBE_SESSION = "governor-readyz-probe:" + "-" * 300
 """The session id /readyz writes to: longer than any session id the guard accepts."""
 INLINE_CHECK_BYTES = 2048
 """A ``/v1/checks`` body at most this long (without ``commit``) is judged on the event loop when
@@ -68,6 +75,8 @@ def _safe(handler: Handler) -> Handler:
             return await handler(request)
         except ApiError as exc:
             return error_response(exc)
+        except LimitError as exc:  # a session past a configured limit: the message names it
+            return error_response(bad_request(str(exc), exc.limit, "limit_exceeded"))
         except ConfigError as exc:  # what the client sent (messages, history, session id)
             return error_response(bad_request(str(exc)))
         except (StoreError, BackendError) as exc:
@@ -101,6 +110,21 @@ def _refuse_when_nothing_safe(guarded: Answer) -> None:
         )
 
 
+@dataclass(frozen=True)
+class Limits:
+    """What one request and one client key may spend (None: no such limit)."""
+
+    max_body_bytes: int = MAX_BODY_BYTES
+    max_request_messages: int = MAX_REQUEST_MESSAGES
+    body_timeout_s: float = BODY_TIMEOUT_S
+    requests_per_s: float | None = None
+    """Each key's sustained requests per second (a burst of ``request_burst``)."""
+    request_burst: int = 20
+    sessions_per_hour: float | None = None
+    """Each key's new sessions per hour (a burst of ``session_burst``): the session quota."""
+    session_burst: int = 100
+
+
 class Service:
     """The endpoints over one guard (see the module doc)."""
 
@@ -110,21 +134,67 @@ class Service:
         *,
         keys: KeyChecker | None = None,
         metrics: Metrics | None = None,
-        max_body_bytes: int = MAX_BODY_BYTES,
+        limits: Limits | None = None,
     ) -> None:
         self.guard = guard
         self.keys = keys or KeyChecker()
         self.metrics = metrics or Metrics()
-        self.max_body_bytes = max_body_bytes
+        self.limits = limits or Limits()
+        self.max_body_bytes = self.limits.max_body_bytes
+        lim = self.limits
+        self.requests = (
+            None
+            if lim.requests_per_s is None
+            else Buckets(
+                lim.requests_per_s, lim.request_burst, f"{lim.requests_per_s:g} requests a second"
+            )
+        )
+        self.new_sessions = (
+            None
+            if lim.sessions_per_hour is None
+            else Buckets(
+                lim.sessions_per_hour / 3600,
+                lim.session_burst,
+                f"{lim.sessions_per_hour:g} new sessions an hour",
+            )
+        )
+
+    def _owner(self, request: Request) -> str | None:
+        """The key's digest (the owner of the sessions it names), its request counted."""
+        owner = self.keys.check(request.headers.get("authorization"))
+        if self.requests is not None:
+            self.requests.take(owner)
+        return owner
+
+    async def _session(self, owner: str | None, session_id: str) -> GuardSession:
+        """The owner's session ``session_id``; a new one counted against the session quota."""
+        stored = owned_id(owner, session_id)
+        session = (
+            self.guard.session(stored)
+            if owner is None
+            else self.guard.session(session_id, owner=owner)
+        )
+        if self.new_sessions is not None and await asyncio.to_thread(session.is_new):
+            self.new_sessions.take(owner)
+        return session
+
+    async def _read(self, request: Request) -> bytes:
+        return await read_body(request, self.max_body_bytes, self.limits.body_timeout_s)
 
     async def chat_completions(self, request: Request) -> Response:
-        self.keys.check(request.headers.get("authorization"))
-        body = chat_body(await read_json(request, self.max_body_bytes), _session_header(request))
-        session = self.guard.session(body.session)
+        owner = self._owner(request)
+        raw = await self._read(request)
+        body = chat_body(
+            parse_json(raw), _session_header(request), self.limits.max_request_messages
+        )
+        session = await self._session(owner, body.session)
+        key = _idempotency_key(request)
         if body.stream:
-            return await self._stream(session, body)
+            return await self._stream(session, body, key)
         start = time.perf_counter()
-        guarded = await session.respond(body.messages, tools=body.tools, sampling=body.sampling)
+        guarded = await session.respond(
+            body.messages, tools=body.tools, sampling=body.sampling, idempotency_key=key
+        )
         self.metrics.observe(guarded.summary, time.perf_counter() - start)
         _refuse_when_nothing_safe(guarded)
         return FastJSONResponse(
@@ -132,12 +202,18 @@ class Service:
             headers=governor_headers(guarded.summary),
         )
 
-    async def _stream(self, session: GuardSession, body: ChatBody) -> Response:
+    async def _stream(self, session: GuardSession, body: ChatBody, key: str | None) -> Response:
         """The streamed reply: the first event is awaited before answering, so that a request
         the guard refuses is still an HTTP error; the decision's headers come only when the
         reply was judged before its first text went out (its final event always has it)."""
         start = time.perf_counter()
-        events = session.respond_stream(body.messages, tools=body.tools, sampling=body.sampling)
+        events = session.respond_stream(
+            body.messages,
+            tools=body.tools,
+            sampling=body.sampling,
+            idempotency_key=key,
+            deliver=False,
+        )
         first = await anext(events)
 
         def ended(end: StreamEnd) -> None:
@@ -149,14 +225,18 @@ class Service:
             if _nothing_safe_to_say(first):
                 ended(first)
                 _refuse_when_nothing_safe(first)
-        stream = sse_events(first, events, body.model, ended)
+        stream = sse_events(
+            first, events, body.model, ended, session.delivered, session.undelivered
+        )
         return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
 
     async def checks(self, request: Request) -> Response:
-        self.keys.check(request.headers.get("authorization"))
-        raw = await read_body(request, self.max_body_bytes)
-        body = check_body(parse_json(raw), _session_header(request))
-        session = self.guard.session(body.session)
+        owner = self._owner(request)
+        raw = await self._read(request)
+        body = check_body(
+            parse_json(raw), _session_header(request), self.limits.max_request_messages
+        )
+        session = await self._session(owner, body.session)
         if body.commit:  # a store write: always in a worker thread
             result = await session.commit(body.candidate, messages=body.messages)
         else:
@@ -194,6 +274,20 @@ def _session_header(request: Request) -> str | None:
     return request.headers.get(SESSION_HEADER) or None
 
 
+MAX_IDEMPOTENCY_KEY = 200
+
+
+def _idempotency_key(request: Request) -> str | None:
+    """The request's ``Idempotency-Key`` header (at most 200 characters), or None."""
+    key = request.headers.get("idempotency-key")
+    if key is not None and not 0 < len(key) <= MAX_IDEMPOTENCY_KEY:
+        raise bad_request(
+            f"Idempotency-Key: expected 1 to {MAX_IDEMPOTENCY_KEY} characters, found {len(key)}",
+            "Idempotency-Key",
+        )
+    return key or None
+
+
 def _probe(check: Callable[[], Any]) -> dict[str, Any]:
     try:
         check()
@@ -223,12 +317,17 @@ def create_app(
     *,
     keys: KeyChecker | None = None,
     metrics: Metrics | None = None,
-    max_body_bytes: int = MAX_BODY_BYTES,
+    max_body_bytes: int | None = None,
     admin_key_hash: str | None = None,
+    limits: Limits | None = None,
 ) -> Starlette:
     """The guard service's app over ``guard`` (see the module doc); ``admin_key_hash`` is the
-    sha256 hex digest of the admin key (None: no admin routes)."""
-    service = Service(guard, keys=keys, metrics=metrics, max_body_bytes=max_body_bytes)
+    sha256 hex digest of the admin key (None: no admin routes); ``limits`` what a request and a
+    key may spend (``max_body_bytes`` replaces its body limit)."""
+    limits = limits or Limits()
+    if max_body_bytes is not None:
+        limits = replace(limits, max_body_bytes=max_body_bytes)
+    service = Service(guard, keys=keys, metrics=metrics, limits=limits)
     routes = [
         Route("/v1/chat/completions", _safe(service.chat_completions), methods=["POST"]),
         Route("/v1/checks", _safe(service.checks), methods=["POST"]),

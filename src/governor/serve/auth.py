@@ -2,7 +2,8 @@
 
 The service keeps only digests (hex, one a line in a file named by an environment variable, or
 given as flags); a presented key is hashed and compared with every digest by
-``hmac.compare_digest``. No digests configured: no key is asked for. Imports the error tree and
+``hmac.compare_digest``. No digests configured: no key is asked for. The digest of an accepted
+key owns the sessions its requests name (:func:`governor.guard.facade.owned_id`). Imports the error tree and
 the service's errors.
 """
 
@@ -57,10 +58,11 @@ class KeyChecker:
     def enabled(self) -> bool:
         return bool(self.digests)
 
-    def check(self, authorization: str | None) -> None:
-        """Raise a 401 ApiError unless the ``Authorization`` header carries an accepted key."""
+    def check(self, authorization: str | None) -> str | None:
+        """The digest of the accepted key the ``Authorization`` header carries (the owner of
+        the sessions it names; None when no keys are configured); a 401 ApiError otherwise."""
         if not self.digests:
-            return
+            return None
         scheme, _, key = (authorization or "").partition(" ")
         if scheme.lower() != "bearer" or not key.strip():
             raise ApiError(
@@ -74,3 +76,4 @@ class KeyChecker:
             ok |= hmac.compare_digest(given, d)
         if not ok:
             raise ApiError(401, "the API key given is not accepted", code="invalid_api_key")
+        return given

@@ -17,15 +17,16 @@ from typing import Any
 
 
 @contextlib.contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """Serve ``app`` under uvicorn on 127.0.0.1 (a port the OS picks) in a thread; its base URL."""
+def serving(app: Any, **options: Any) -> Iterator[str]:
+    """Serve ``app`` under uvicorn on 127.0.0.1 (a port the OS picks) in a thread; its base URL.
+    ``options`` are uvicorn's (:func:`governor.serve.connections.uvicorn_options`)."""
     import uvicorn
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # TCP_NODELAY
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
+    config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False, **options)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

@@ -9,6 +9,7 @@ Imports starlette's request type, the error tree and the service's errors.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,10 @@ from governor.serve.api_errors import ApiError, bad_request
 
 MAX_BODY_BYTES = 1_000_000
 """The largest request body read (bytes); a larger one is a 413."""
+MAX_REQUEST_MESSAGES = 20_000
+"""The most messages one request may carry; more is a 413 naming the limit."""
+BODY_TIMEOUT_S = 30.0
+"""The longest a request body may take to arrive once its headers did; longer is a 408."""
 SESSION_HEADER = "X-Governor-Session"
 
 
@@ -36,8 +41,33 @@ async def read_json(request: Request, limit: int = MAX_BODY_BYTES) -> dict[str, 
     return parse_json(await read_body(request, limit))
 
 
-async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
-    """The body's bytes; 413 when over ``limit`` bytes."""
+async def read_body(
+    request: Request, limit: int = MAX_BODY_BYTES, timeout_s: float = BODY_TIMEOUT_S
+) -> bytes:
+    """The body's bytes; 413 when over ``limit`` bytes, 408 when it takes over ``timeout_s``."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            return await _read_body(request, limit)
+    except TimeoutError:
+        raise ApiError(
+            408,
+            f"expected the request body within {timeout_s:g} s, found it still arriving",
+            code="body_timeout",
+        ) from None
+
+
+def _too_many(messages: list[Any], limit: int) -> None:
+    if len(messages) > limit:
+        raise ApiError(
+            413,
+            f"messages: expected at most {limit} messages in a request (max_request_messages),"
+            f" found {len(messages)}",
+            param="messages",
+            code="too_many_messages",
+        )
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
     too_big = ApiError(
         413, f"expected a request body of at most {limit} bytes, found more", code="body_too_large"
     )
@@ -89,7 +119,9 @@ class ChatBody:
     sampling: Sampling = field(default_factory=Sampling)
 
 
-def chat_body(body: dict[str, Any], session_header: str | None) -> ChatBody:
+def chat_body(
+    body: dict[str, Any], session_header: str | None, max_messages: int = MAX_REQUEST_MESSAGES
+) -> ChatBody:
     """The checked fields of a ``/v1/chat/completions`` body."""
     model = _type(body, "model", (str,), "a model name")
     messages = _type(body, "messages", (list,), "a list of messages")
@@ -97,6 +129,7 @@ def chat_body(body: dict[str, Any], session_header: str | None) -> ChatBody:
         raise bad_request(
             f"messages: {expected('a non-empty list of messages', messages)}", "messages"
         )
+    _too_many(messages, max_messages)
     tools = _type(body, "tools", (list,), "a list of tool schemas")
     temperature = _type(body, "temperature", (int, float), "a number in [0, 2]")
     if temperature is not None and not (math.isfinite(temperature) and 0 <= temperature <= 2):
@@ -135,7 +168,9 @@ class CheckBody:
     commit: bool
 
 
-def check_body(body: dict[str, Any], session_header: str | None) -> CheckBody:
+def check_body(
+    body: dict[str, Any], session_header: str | None, max_messages: int = MAX_REQUEST_MESSAGES
+) -> CheckBody:
     """The checked fields of a ``/v1/checks`` body."""
     session = _type(body, "session", (str,), "a session id") or session_header
     if not session:
@@ -153,5 +188,7 @@ def check_body(body: dict[str, Any], session_header: str | None) -> CheckBody:
             "invalid_type",
         )
     messages = _type(body, "messages", (list,), "a list of messages")
+    if messages is not None:
+        _too_many(messages, max_messages)
     commit = _type(body, "commit", (bool,), "true or false")
     return CheckBody(session, candidate, messages, bool(commit))

@@ -12,15 +12,17 @@ guard's stream events and the service's reply shapes.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 from governor.guard.release import StreamEnd, StreamEvent, TextDelta, ToolCallsDelta
 from governor.serve.replies import completion_id, finish_reason, json_bytes, usage
 
 log = logging.getLogger(__name__)
+DONE = "data: [DONE]\n\n"
 
 
 def _event(data: dict[str, Any]) -> str:
@@ -33,15 +35,50 @@ def _delta(event: TextDelta | ToolCallsDelta) -> dict[str, Any]:
     return {"tool_calls": [{"index": i, **c.to_dict()} for i, c in enumerate(event.calls)]}
 
 
+async def _nothing() -> None:
+    return None
+
+
+_UNDELIVERED: set[asyncio.Task[None]] = set()
+"""The not-delivered notes still being written (a task keeps no reference to itself)."""
+
+
 async def sse_events(
     first: StreamEvent,
     rest: AsyncIterator[StreamEvent],
     model: str,
     ended: Callable[[StreamEnd], None] = lambda end: None,
+    delivered: Callable[[], Coroutine[Any, Any, None]] = _nothing,
+    undelivered: Callable[[], Coroutine[Any, Any, None]] = _nothing,
 ) -> AsyncIterator[str]:
     """The Server-Sent Events of one streamed reply (``first``, then ``rest``), ending with
     ``data: [DONE]``; ``ended`` is told the end. A failure of the session's step after the first
-    event ends the stream without ``[DONE]`` (logged): nothing unchecked was sent."""
+    event ends the stream without ``[DONE]`` (logged): nothing unchecked was sent. Once the
+    server asks for ``[DONE]`` it has sent every chunk before it (it awaits each send before it
+    asks for the next), so the reply was wholly sent: ``delivered`` is awaited when the stream
+    ends (the session commits the reply), even if the client hangs up as soon as it has read
+    the last chunk; a stream that ends before that (the client went away: the server stops
+    reading it) calls ``undelivered``."""
+    sent = False
+    try:
+        async for text in _events(first, rest, model, ended):
+            sent = sent or text == DONE
+            yield text
+    finally:
+        if sent:
+            await delivered()
+        else:  # closed or cancelled: no await may run here, so the note is a task of its own
+            task = asyncio.get_running_loop().create_task(undelivered())
+            _UNDELIVERED.add(task)
+            task.add_done_callback(_UNDELIVERED.discard)
+
+
+async def _events(
+    first: StreamEvent,
+    rest: AsyncIterator[StreamEvent],
+    model: str,
+    ended: Callable[[StreamEnd], None],
+) -> AsyncIterator[str]:
     head = {
         "id": completion_id(),
         "object": "chat.completion.chunk",
@@ -62,9 +99,12 @@ async def sse_events(
     except Exception:
         log.exception("a streamed reply failed after its first event")
         return
+    closing = getattr(rest, "aclose", None)
+    if closing is not None:  # the session's stream ends here: its lock is let go
+        await closing()
     for delta in event.rest():
         yield chunk(_delta(delta))
     ended(event)
     summary = event.summary
     yield chunk({}, finish_reason(event.reply), usage=usage(summary), governor=dict(summary))
-    yield "data: [DONE]\n\n"
+    yield DONE

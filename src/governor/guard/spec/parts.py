@@ -26,7 +26,10 @@ from governor.overlays.rules import Overlay
 from governor.supervision import DEMAND_OVERLAYS
 
 FALLBACK_KEYS = ("default", "tool_refused", "check_failed")
-LTL_RULE_KEYS = ("name", "text", "formula", "verified")
+LTL_RULE_KEYS = ("name", "text", "formula", "verified", "on_live_sessions")
+ON_LIVE_SESSIONS = ("start", "replay")
+"""How a rule added to the policy (or whose formula changed) joins a session already under way:
+monitored from the session's current step, or replayed over its stored history first."""
 TEMPLATE_FIELDS = frozenset({"constraint", "reason"})
 DEFAULT_FALLBACKS: Mapping[str, str] = {
     "default": "Sorry, I can't help with that.",
@@ -45,6 +48,8 @@ class LTLRule:
     text: str
     formula: Formula
     verified: bool = False
+    on_live_sessions: str = "start"
+    """How the rule joins a live session that began without it (:data:`ON_LIVE_SESSIONS`)."""
 
 
 def overlay_set(raw: Any, at: At, base: Path) -> tuple[str | None, tuple[Overlay, ...]]:
@@ -60,7 +65,8 @@ def overlay_set(raw: Any, at: At, base: Path) -> tuple[str | None, tuple[Overlay
 
 
 def ltl_rules(raw: Any, at: At, vocabulary: Vocabulary) -> tuple[LTLRule, ...]:
-    """A list of ``{name, text, formula, verified}`` over the declared propositions."""
+    """A list of ``{name, text, formula, verified, on_live_sessions}`` over the declared
+    propositions."""
     if not isinstance(raw, list):
         at.fail("a list of constraints", raw)
     rules: list[LTLRule] = []
@@ -84,7 +90,10 @@ def ltl_rules(raw: Any, at: At, vocabulary: Vocabulary) -> tuple[LTLRule, ...]:
             )
         sentence = text(data.get("text", name), where.key("text"))
         verified = boolean(data.get("verified", False), where.key("verified"))
-        rules.append(LTLRule(name, sentence, formula, verified))
+        joins = data.get("on_live_sessions", "start")
+        if joins not in ON_LIVE_SESSIONS:
+            where.key("on_live_sessions").fail(" or ".join(ON_LIVE_SESSIONS), joins)
+        rules.append(LTLRule(name, sentence, formula, verified, joins))
     return tuple(rules)
 
 

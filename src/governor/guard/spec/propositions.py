@@ -20,6 +20,7 @@ the spec's fields.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import operator
@@ -123,6 +124,11 @@ class Vocabulary:
     def names(self) -> frozenset[str]:
         return frozenset(p.name for p in self.props)
 
+    @functools.cached_property
+    def reads_user(self) -> bool:
+        """Whether a proposition reads the user's latest message (else it is not looked for)."""
+        return any(isinstance(p, UserProp) for p in self.props)
+
     def restricted(self, names: frozenset[str]) -> Vocabulary:
         """Only the propositions named (what one formula reads)."""
         return Vocabulary(tuple(p for p in self.props if p.name in names))
@@ -134,7 +140,7 @@ class Vocabulary:
         and the running sums after it (``sums`` is left as it was)."""
         out: set[str] = set()
         new = dict(sums)
-        said = latest_user_text(before)
+        said = latest_user_text(before) if self.reads_user else None
         for p in self.props:
             if isinstance(p, UserProp):
                 if said is not None and p.pattern.search(said[:MAX_MATCH_CHARS]):

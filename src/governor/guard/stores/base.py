@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping, MutableSequence
+from collections.abc import Mapping, MutableSequence, Sequence
 from contextlib import AbstractContextManager, suppress
 from typing import Any, Protocol, runtime_checkable
 
@@ -39,7 +39,11 @@ class SessionStore(Protocol):
     def save(
         self, session_id: str, state: Mapping[str, Any], record: Mapping[str, Any] | None
     ) -> None:
-        """Save ``state`` (and the decision ``record``, when given) in one write."""
+        """Save ``state`` (and the decision ``record``, when given) in one write. A store with
+        ``appends_messages = True`` also takes ``messages=(start, new)``: the session's messages
+        from index ``start`` on are ``new`` (those before stay as saved); its state then holds
+        ``n_messages`` instead of ``messages``, and :meth:`load` gives them back in
+        ``messages``."""
         ...
 
     def records(self, session_id: str) -> list[dict[str, Any]]:
@@ -64,6 +68,29 @@ def shared_lock(store: SessionStore, session_id: str) -> AbstractContextManager[
     if isinstance(store, SharedStore) and store.shared:
         return store.locked(session_id)
     return None
+
+
+MessageLog = tuple[int, Sequence[Mapping[str, Any]]]
+"""The messages a save appends: from index ``start`` on, these (JSON-safe)."""
+
+
+def encoded_messages(session_id: str, log: MessageLog | None) -> tuple[int, list[str]]:
+    """The start and JSON texts of the messages a save appends (none: ``(0, [])`` unused)."""
+    if log is None:
+        return 0, []
+    start, new = log
+    try:
+        return int(start), [_dumps(m) for m in new]
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"session {session_id}: expected JSON-safe messages, found {exc}") from exc
+
+
+def with_messages(state: dict[str, Any], texts: Sequence[str]) -> dict[str, Any]:
+    """A loaded state whose messages are kept apart: its first ``n_messages`` put back in."""
+    n = state.pop("n_messages", None)
+    if n is not None:
+        state["messages"] = [json.loads(t) for t in texts[: int(n)]]
+    return state
 
 
 def _dumps(value: Any) -> str:

@@ -10,28 +10,42 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from governor.guard.stores.base import encoded
+from governor.guard.stores.base import MessageLog, encoded, encoded_messages, with_messages
 
 
 class MemoryStore:
-    """Sessions in this process (copied through JSON, so what is saved is what a file holds)."""
+    """Sessions in this process (copied through JSON, so what is saved is what a file holds);
+    a session's messages are kept apart and appended (``appends_messages``)."""
+
+    appends_messages = True
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._states: dict[str, str] = {}
+        self._messages: dict[str, list[str]] = {}
         self._records: dict[str, list[str]] = {}
 
     def load(self, session_id: str) -> Mapping[str, Any] | None:
         with self._lock:
             text = self._states.get(session_id)
-        return None if text is None else json.loads(text)
+            texts = list(self._messages.get(session_id, ()))
+        return None if text is None else with_messages(json.loads(text), texts)
 
     def save(
-        self, session_id: str, state: Mapping[str, Any], record: Mapping[str, Any] | None
+        self,
+        session_id: str,
+        state: Mapping[str, Any],
+        record: Mapping[str, Any] | None,
+        messages: MessageLog | None = None,
     ) -> None:
         text, rec = encoded(session_id, state, record)
+        start, texts = encoded_messages(session_id, messages)
         with self._lock:
             self._states[session_id] = text
+            if messages is not None:
+                kept = self._messages.setdefault(session_id, [])
+                del kept[start:]
+                kept.extend(texts)
             if rec is not None:
                 self._records.setdefault(session_id, []).append(rec)
 

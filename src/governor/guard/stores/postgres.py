@@ -1,8 +1,9 @@
 """Sessions in PostgreSQL, for several service instances behind one load balancer.
 
 :class:`PostgresStore` keeps the same two things as :class:`~.sqlite_store.SqliteStore`:
-one row per session holding its state as JSON (``governor_sessions``) and one row per decision
-record (``governor_decisions``); a save is one transaction. It is a *shared* store
+one row per session holding its state as JSON (``governor_sessions``), one row per message of a
+session (``governor_messages``: a save appends the new ones) and one row per decision record
+(``governor_decisions``); a save is one transaction. It is a *shared* store
 (``shared = True``): a session's call runs inside :meth:`PostgresStore.locked`, which opens a
 transaction and takes the transaction-level advisory lock of the session
 (``pg_advisory_xact_lock(NAMESPACE, hashtext(session_id))``); the session re-reads its state in
@@ -28,7 +29,15 @@ from contextlib import contextmanager, suppress
 from types import ModuleType
 from typing import Any
 
-from governor.guard.stores.base import PROBE_ID, StoreError, close_all, encoded
+from governor.guard.stores.base import (
+    PROBE_ID,
+    MessageLog,
+    StoreError,
+    close_all,
+    encoded,
+    encoded_messages,
+    with_messages,
+)
 
 NAMESPACE = 0x676F76
 """The first key of every advisory lock this store takes (the second: the session id's hash)."""
@@ -40,7 +49,13 @@ SCHEMA = (
     " n BIGSERIAL PRIMARY KEY, session TEXT NOT NULL, t INTEGER NOT NULL,"
     " record TEXT NOT NULL, created DOUBLE PRECISION NOT NULL)",
     "CREATE INDEX IF NOT EXISTS governor_decisions_session ON governor_decisions (session, n)",
+    "CREATE TABLE IF NOT EXISTS governor_messages ("
+    " session TEXT NOT NULL, i INTEGER NOT NULL, message TEXT NOT NULL,"
+    " PRIMARY KEY (session, i))",
 )
+READ_MESSAGES = "SELECT message FROM governor_messages WHERE session = %s AND i < %s ORDER BY i"
+DROP_MESSAGES = "DELETE FROM governor_messages WHERE session = %s AND i >= %s"
+INSERT_MESSAGE = "INSERT INTO governor_messages (session, i, message) VALUES (%s, %s, %s)"
 LOCK = "SELECT pg_advisory_xact_lock(%s, hashtext(%s))"
 UPSERT = (
     "INSERT INTO governor_sessions (id, state, updated) VALUES (%s, %s, %s)"
@@ -92,6 +107,7 @@ class PostgresStore:
     """
 
     shared = True
+    appends_messages = True
 
     def __init__(
         self,
@@ -226,20 +242,35 @@ class PostgresStore:
         try:
             if held is not None:
                 row = held.execute(READ_STATE, (session_id,)).fetchone()
+                texts = self._messages(held, session_id, row)
             else:
                 conn, cursor = self._opened(f"read {session_id}", READ_STATE, (session_id,))
                 try:
                     row = cursor.fetchone()
+                    texts = self._messages(conn, session_id, row)
                 finally:
                     self._give_back(conn)
         except self._pg.Error as exc:
             raise self._error(f"cannot read {session_id}", exc) from None
-        return None if row is None else json.loads(row[0])
+        return None if row is None else with_messages(json.loads(row[0]), texts)
+
+    @staticmethod
+    def _messages(conn: Any, session_id: str, row: Any) -> list[str]:
+        """The message texts of a state row that keeps them apart (``n_messages``)."""
+        if row is None or '"n_messages"' not in row[0]:
+            return []
+        n = int(json.loads(row[0])["n_messages"])
+        return [r[0] for r in conn.execute(READ_MESSAGES, (session_id, n)).fetchall()]
 
     def save(
-        self, session_id: str, state: Mapping[str, Any], record: Mapping[str, Any] | None
+        self,
+        session_id: str,
+        state: Mapping[str, Any],
+        record: Mapping[str, Any] | None,
+        messages: MessageLog | None = None,
     ) -> None:
         text, rec = encoded(session_id, state, record)
+        start, texts = encoded_messages(session_id, messages)
         now = time.time()
         held = self._holding()
         conn: Any = held.pop(session_id, None)  # a save ends the call's transaction
@@ -248,6 +279,12 @@ class PostgresStore:
             if own:
                 conn, _ = self._opened(f"save {session_id}", LOCK, (NAMESPACE, session_id))
             conn.execute(UPSERT, (session_id, text, now))
+            if messages is not None:
+                conn.execute(DROP_MESSAGES, (session_id, start))
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        INSERT_MESSAGE, [(session_id, start + k, m) for k, m in enumerate(texts)]
+                    )
             if rec is not None:
                 conn.execute(INSERT_RECORD, (session_id, int(state.get("t", 0)), rec, now))
             conn.commit()  # one transaction: the state and its decision, or neither

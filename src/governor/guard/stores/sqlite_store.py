@@ -1,6 +1,7 @@
 """Sessions in one SQLite file: :class:`SqliteStore`, kept across restarts.
 
-WAL; one row per session holding its state as JSON, one row per decision record; a save is one
+WAL; one row per session holding its state as JSON, one row per message of a session (a save
+appends the new ones: ``appends_messages``), one row per decision record; a save is one
 transaction; a connection per thread, kept open, so threads never share one. Imports the
 stores' base and the SQLite helpers.
 """
@@ -17,7 +18,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from governor.guard.stores.base import PROBE_ID, StoreError, close_all, encoded
+from governor.guard.stores.base import (
+    PROBE_ID,
+    MessageLog,
+    StoreError,
+    close_all,
+    encoded,
+    encoded_messages,
+    with_messages,
+)
 from governor.sqlite import use_wal
 
 SCHEMA = (
@@ -27,6 +36,9 @@ SCHEMA = (
     " n INTEGER PRIMARY KEY AUTOINCREMENT, session TEXT NOT NULL, t INTEGER NOT NULL,"
     " record TEXT NOT NULL, created REAL NOT NULL)",
     "CREATE INDEX IF NOT EXISTS decisions_session ON decisions (session, n)",
+    "CREATE TABLE IF NOT EXISTS messages ("
+    " session TEXT NOT NULL, i INTEGER NOT NULL, message TEXT NOT NULL,"
+    " PRIMARY KEY (session, i)) WITHOUT ROWID",
 )
 
 
@@ -38,6 +50,8 @@ class SqliteStore:
     and the thread's next call opens a new one. :meth:`close` closes them all (also done when
     the store is garbage-collected).
     """
+
+    appends_messages = True
 
     def __init__(self, path: str | Path, *, timeout_s: float = 30.0) -> None:
         self.path = Path(path)
@@ -88,17 +102,42 @@ class SqliteStore:
                 row = db.execute(
                     "SELECT state FROM sessions WHERE id = ?", (session_id,)
                 ).fetchone()
+                if row is None:
+                    return None
+                state = json.loads(row[0])
+                texts: list[str] = []
+                if "n_messages" in state:
+                    texts = [
+                        r[0]
+                        for r in db.execute(
+                            "SELECT message FROM messages WHERE session = ? AND i < ? ORDER BY i",
+                            (session_id, int(state["n_messages"])),
+                        )
+                    ]
         except sqlite3.Error as exc:
             raise StoreError(f"session store {self.path}: cannot read {session_id}: {exc}") from exc
-        return None if row is None else json.loads(row[0])
+        return with_messages(state, texts)
 
     def save(
-        self, session_id: str, state: Mapping[str, Any], record: Mapping[str, Any] | None
+        self,
+        session_id: str,
+        state: Mapping[str, Any],
+        record: Mapping[str, Any] | None,
+        messages: MessageLog | None = None,
     ) -> None:
         text, rec = encoded(session_id, state, record)
+        start, texts = encoded_messages(session_id, messages)
         now = time.time()
         try:
             with self._db() as db, db:  # one transaction: the state and its decision, or neither
+                if messages is not None:
+                    db.execute(
+                        "DELETE FROM messages WHERE session = ? AND i >= ?", (session_id, start)
+                    )
+                    db.executemany(
+                        "INSERT INTO messages (session, i, message) VALUES (?, ?, ?)",
+                        ((session_id, start + k, m) for k, m in enumerate(texts)),
+                    )
                 db.execute(
                     "INSERT INTO sessions (id, state, updated) VALUES (?, ?, ?)"
                     " ON CONFLICT(id) DO UPDATE SET state = excluded.state,"

@@ -1,0 +1,80 @@
+"""The service's connections under uvicorn: a request's head must arrive in time.
+
+uvicorn closes an idle kept-alive connection after ``timeout_keep_alive``, but a client that
+sends a request's head a byte at a time keeps its connection (and a slot of
+``limit_concurrency``) for as long as it likes. :func:`head_timeout_protocol` is uvicorn's h11
+protocol with one more timer: armed when a connection opens and whenever it waits for its next
+request, cancelled when a request's head was read; when it fires first the connection is closed.
+:func:`uvicorn_options` gathers the connection settings of ``governor serve``. Imports uvicorn
+(the ``[serve]`` extra) when called.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+HEADER_TIMEOUT_S = 10.0
+"""The longest a request's head (request line and headers) may take to arrive."""
+KEEP_ALIVE_S = 5
+"""How long an idle kept-alive connection stays open."""
+MAX_CONNECTIONS = 1000
+"""Connections served at once; more are answered 503 at once (uvicorn's ``limit_concurrency``)."""
+
+
+def head_timeout_protocol(seconds: float) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol, closing a connection whose request head takes over ``seconds``."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeadTimeoutProtocol(H11Protocol):
+        _head_timer: asyncio.TimerHandle | None = None
+        _cycle_when_armed: Any = None
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._cycle_when_armed = self.cycle
+            self._head_timer = self.loop.call_later(seconds, self._head_too_slow)
+
+        def _disarm(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _head_too_slow(self) -> None:
+            self._head_timer = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            if self._head_timer is not None and self.cycle is not self._cycle_when_armed:
+                self._disarm()  # a request's head was read
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._arm()  # waiting for the next request's head
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+    return HeadTimeoutProtocol
+
+
+def uvicorn_options(
+    *,
+    header_timeout_s: float = HEADER_TIMEOUT_S,
+    keep_alive_s: int = KEEP_ALIVE_S,
+    max_connections: int | None = MAX_CONNECTIONS,
+) -> dict[str, Any]:
+    """uvicorn's settings for the service's connections."""
+    return {
+        "http": head_timeout_protocol(header_timeout_s),
+        "timeout_keep_alive": keep_alive_s,
+        "limit_concurrency": max_connections,
+    }
