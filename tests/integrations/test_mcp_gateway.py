@@ -223,7 +223,7 @@ def test_a_session_continues_from_the_store_across_gateways(tmp_path: Path) -> N
 class BrokenStore(MemoryStore):
     """A store whose writes fail."""
 
-    def save(self, session_id: str, state: Any, record: Any) -> None:
+    def save(self, session_id: str, state: Any, record: Any, **parts: Any) -> None:
         raise StoreError("the disk is full")
 
 
