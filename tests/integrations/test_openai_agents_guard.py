@@ -10,28 +10,19 @@ made by governor.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 from agents import ToolInputGuardrailTripwireTriggered
+from examples_loader import load_example
 
 from governor.guard import MemoryStore
 from governor.usage import metered
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "openai_agents_refunds.py"
-
 
 @pytest.fixture(scope="module")
 def example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("openai_agents_refunds_example", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_example("openai_agents_refunds.py")
 
 
 def test_a_refused_call_does_not_run_and_the_model_reads_the_rule(example: ModuleType) -> None:

@@ -42,16 +42,6 @@ ModelHandler = Callable[[ModelRequest], ModelResponse]
 ToolHandler = Callable[[ToolCallRequest], ToolMessage | Command[Any]]
 
 
-def decision(judgement: Judgement) -> dict[str, Any]:
-    """Governor's decision on one call or reply, as message metadata."""
-    return {
-        "allowed": judgement.allowed,
-        "rules": list(judgement.rules),
-        "message": judgement.message,
-        "check": dict(judgement.summary),
-    }
-
-
 def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -124,7 +114,7 @@ class GovernorMiddleware(AgentMiddleware):
             return response  # tool calls are judged one by one when they run
         reply = replies[0]
         judgement = await judge.judge_reply(_text(reply.content))
-        meta = {**reply.response_metadata, "governor": decision(judgement)}
+        meta = {**reply.response_metadata, "governor": judgement.decision()}
         if judgement.allowed:
             checked = reply.model_copy(update={"response_metadata": meta})
         else:
@@ -168,7 +158,7 @@ def _refused(judgement: Judgement, call: Any) -> ToolMessage:
         tool_call_id=call["id"] or judgement.call_id,
         name=call["name"],
         status="error",
-        response_metadata={"governor": decision(judgement)},
+        response_metadata={"governor": judgement.decision()},
     )
 
 

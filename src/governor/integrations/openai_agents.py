@@ -43,20 +43,10 @@ from agents import (
 )
 
 from governor.guard import Guard
-from governor.integrations.tool_judge import Judgement, Judges, ToolJudge
+from governor.integrations.tool_judge import Judges, ToolJudge
 
 SessionOf = str | Callable[[Any], str]
 """A session id, or a function of the run's context object (``Runner.run(..., context=...)``)."""
-
-
-def decision(judgement: Judgement) -> dict[str, Any]:
-    """Governor's decision on one call or reply, as a guardrail's ``output_info``."""
-    return {
-        "allowed": judgement.allowed,
-        "rules": list(judgement.rules),
-        "message": judgement.message,
-        "check": dict(judgement.summary),
-    }
 
 
 def _text(value: Any) -> str:
@@ -104,7 +94,7 @@ class AgentGuard:
         ctx = data.context
         judge = self.judge(ctx.context)
         judgement = await judge.before_call(ctx.tool_name, ctx.tool_arguments, ctx.tool_call_id)
-        info = decision(judgement)
+        info = judgement.decision()
         if judgement.allowed:
             return ToolGuardrailFunctionOutput.allow(info)
         if self.on_refusal == "raise":
@@ -131,7 +121,7 @@ class AgentGuard:
     ) -> GuardrailFunctionOutput:
         judgement = await self.judge(ctx.context).judge_reply(_text(output))
         return GuardrailFunctionOutput(
-            output_info=decision(judgement), tripwire_triggered=not judgement.allowed
+            output_info=judgement.decision(), tripwire_triggered=not judgement.allowed
         )
 
 

@@ -83,6 +83,16 @@ class Judgement:
     summary: Mapping[str, Any] = field(default_factory=dict)
     """The check's JSON summary (session, admissible, verdicts, rejected_by)."""
 
+    def decision(self) -> dict[str, Any]:
+        """Governor's decision on the call or reply, as a framework carries it (a message's
+        metadata, a guardrail's ``output_info``)."""
+        return {
+            "allowed": self.allowed,
+            "rules": list(self.rules),
+            "message": self.message,
+            "check": dict(self.summary),
+        }
+
 
 def refusal_message(tool: str | None, rules: Mapping[str, str]) -> str:
     """The text of a refusal: the call to ``tool`` (None: the reply), then each refusing rule's
