@@ -28,6 +28,7 @@ from typing import Any
 from governor.core import Constraint, Step, Trajectory, Verdict
 from governor.guard.exchange import Message, Reply, messages_of
 from governor.guard.prefix import PrefixJudgement
+from governor.guard.provenance import Seen
 from governor.guard.spec.guard_policy import Checks, GuardPolicy, LTLRule
 from governor.guard.spec.propositions import Vocabulary
 from governor.guard.value_constraint import SafetyValueConstraint
@@ -41,10 +42,12 @@ from governor.overlays.rules import Overlay
 
 @dataclass(frozen=True)
 class ToolMonitorState:
-    """One rule's memory: its monitor's state and the running sums of its propositions."""
+    """One rule's memory: its monitor's state, the running sums of its propositions and, when
+    they ask where a value came from, the provenance index (:mod:`.provenance`)."""
 
     monitors: MonitorSetState
     sums: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    seen: Seen | None = None
 
 
 WHAT_IF_LIMIT = 4096
@@ -100,8 +103,9 @@ class ToolLTLConstraint(LTLConstraint):
 
     def _predict(self, traj: Trajectory, action: Any) -> frozenset[str]:
         reply = action if isinstance(action, Reply) else Reply(str(action))
-        labels, _ = self.vocabulary.labels(
-            self.memory(traj).sums, reply, messages_of(traj.observation)
+        mem = self.memory(traj)
+        labels, _, _ = self.vocabulary.labels(
+            mem.sums, reply, messages_of(traj.observation), mem.seen
         )
         return labels
 
@@ -126,8 +130,9 @@ class ToolLTLConstraint(LTLConstraint):
     def commit(self, traj: Trajectory, step: Step) -> ToolMonitorState:  # type: ignore[override]
         mem = self.memory(traj)
         action = step.action if isinstance(step.action, Reply) else Reply(str(step.action))
-        labels, sums = self.vocabulary.labels(mem.sums, action, messages_of(step.observation))
-        return ToolMonitorState(self.monitors.step(mem.monitors, labels), sums)
+        before = messages_of(step.observation)
+        labels, sums, seen = self.vocabulary.labels(mem.sums, action, before, mem.seen)
+        return ToolMonitorState(self.monitors.step(mem.monitors, labels), sums, seen)
 
 
 def dialogue_of(traj: Trajectory) -> Dialogue:
