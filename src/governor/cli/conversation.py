@@ -23,8 +23,8 @@ from rich.markup import escape
 
 from governor.backends import backend_from_config
 from governor.config import check_range
-from governor.errors import ConfigError, expected
 from governor.conversation.chat import ChatSession, TurnResult
+from governor.errors import ConfigError, expected
 from governor.files import write_json
 from governor.flags import Subcommands, add_backend_args
 from governor.trace import open_trace
