@@ -3,7 +3,9 @@
 A tool call's argument is *from* a source when its normalised value appeared in that source's
 messages before the call. Sources are tags: ``user`` (the user's messages), ``system`` (the
 system prompt), ``tool`` (any tool's result), ``tool:NAME`` (the results of ``NAME``),
-``group:NAME`` (the results of a tool of a declared group), ``trusted`` (the user, the system
+``tool:NAME.FIELD`` (the values of the field ``FIELD`` in the results of ``NAME``: the keys of
+their JSON objects, or their YAML-like ``FIELD: value`` lines), ``group:NAME`` (the results of a
+tool of a declared group), ``trusted`` (the user, the system
 prompt and the results of trusted tools) and ``untrusted`` (the results of every other tool; a
 result whose call cannot be named is untrusted).
 
@@ -26,6 +28,7 @@ session. Imports the guard's exchange and the error tree.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import unicodedata
@@ -57,6 +60,7 @@ MATCHING = (
 )
 
 _NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?")
+_FIELD_LINE = re.compile(r"^[ \t]*(?:-[ \t]+)?([A-Za-z_][\w-]*):[ \t]*(.*?)[ \t]*$", re.MULTILINE)
 _WORDS = re.compile(r"\S+")
 
 
@@ -124,6 +128,29 @@ def value_keys(value: str) -> set[str]:
             keys.add(canon_number(number))
             keys.add(canon_number(abs(number)))
     return keys
+
+
+def fields_of(content: str) -> list[tuple[str, str]]:
+    """The ``(field, value)`` pairs of a tool result: the keys of its JSON objects, or else its
+    YAML-like ``key: value`` lines (a result in another form has none)."""
+    content = content[:MAX_SOURCE_CHARS]
+    try:
+        data = json.loads(content)
+    except (ValueError, RecursionError):
+        data = None
+    if isinstance(data, (dict, list)):
+        out: list[tuple[str, str]] = []
+        stack: list[tuple[str, Any]] = [("", data)]
+        while stack:
+            key, v = stack.pop()
+            if isinstance(v, dict):
+                stack.extend((str(k), x) for k, x in v.items())
+            elif isinstance(v, list):
+                stack.extend((key, x) for x in v)
+            elif key and v is not None:
+                out.append((key, v if isinstance(v, str) else json.dumps(v)))
+        return out
+    return [(m.group(1), m.group(2).strip("'\"")) for m in _FIELD_LINE.finditer(content)]
 
 
 def argument_keys(value: Any) -> list[tuple[str, ...]] | None:
@@ -207,6 +234,16 @@ class Sources:
     groups: Mapping[str, frozenset[str]] = field(default_factory=dict)
     trusted: frozenset[str] = frozenset()
 
+    @property
+    def fields(self) -> dict[str, frozenset[str]]:
+        """``tool:NAME`` to the fields of its results a ``tool:NAME.FIELD`` source reads."""
+        out: dict[str, set[str]] = {}
+        for tag in self.tags:
+            head, dot, name = tag.rpartition(".")
+            if dot and head.startswith("tool:"):
+                out.setdefault(head, set()).add(name)
+        return {k: frozenset(v) for k, v in out.items()}
+
     def is_trusted(self, tool: str | None) -> bool:
         return tool is not None and tool in self.trusted
 
@@ -243,6 +280,12 @@ class Sources:
             if tags and m.content:
                 keys = value_keys(m.content)
                 new.update(f"{t}\x1f{k}" for t in tags for k in keys)
+            if m.role == "tool" and tool is not None and f"tool:{tool}" in self.fields:
+                wanted = self.fields[f"tool:{tool}"]
+                for name, value in fields_of(m.content or ""):
+                    if name in wanted:
+                        tag = f"tool:{tool}.{name}"
+                        new.update(f"{tag}\x1f{k}" for k in value_keys(value))
         if seen.size + len(new) > MAX_KEYS:
             raise ProvenanceOverflow(
                 f"provenance index: expected at most {MAX_KEYS} values in a session,"

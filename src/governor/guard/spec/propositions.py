@@ -21,7 +21,7 @@ A policy declares each proposition by name (an LTL atom) with one source:
 A ``where`` condition may also test where an argument's value came from (:mod:`..provenance`):
 ``{path, from: [SOURCES]}`` true when every value at ``path`` appeared before in one of the
 sources, ``{path, not_from: [SOURCES]}`` its negation (true when absent too). Sources are
-``user``, ``system``, ``tool``, ``tool:NAME``, ``group:NAME``, ``trusted``, ``untrusted`` and
+``user``, ``system``, ``tool``, ``tool:NAME``, ``tool:NAME.FIELD``, ``group:NAME``, ``trusted``, ``untrusted`` and
 ``nowhere`` (made up). A tool name in ``tool`` or ``result`` may be ``group:NAME``, a group of
 the policy's ``tool_groups``; tools not in ``trusted_tools`` are untrusted.
 
@@ -353,7 +353,7 @@ def _sources(value: Any, at: At, groups: Mapping[str, frozenset[str]]) -> tuple[
             else ((kind == "tool" and bool(name)) or (kind == "group" and name in groups))
         )
         if not ok:
-            wanted = f"one of {', '.join((*SOURCES, NOWHERE))}, tool:NAME or group:NAME"
+            wanted = f"one of {', '.join((*SOURCES, NOWHERE))}, tool:NAME[.FIELD] or group:NAME"
             declared = ", ".join(sorted(groups)) or "none"
             at.index(i).fail(f"{wanted} (groups declared: {declared})", source)
     return given
