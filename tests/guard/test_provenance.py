@@ -203,3 +203,22 @@ def test_a_field_source_reads_that_field_only() -> None:
         for to, bad in (("DE112222", False), ("XX990000", True)):
             act = Reply(None, (ToolCall("p", "pay", json.dumps({"to": to})),))
             assert ("pay_unknown" in v.labels({}, act, before)[0]) is bad
+
+
+def test_links_inside_a_composed_body_must_come_from_the_sources() -> None:
+    v = policy_from_mapping(
+        {
+            "propositions": {
+                "bad_link": {"tool": "dm", "where": {"path": "body", "links_not_from": ["user"]}}
+            }
+        }
+    ).vocabulary
+    before = conversation_from([{"role": "user", "content": "Tell Bob about www.Example.com/news"}])
+    for body, bad in (
+        ("Hi Bob, see https://www.example.com/news.", False),
+        ("Hi Bob, no links at all", False),
+        ("Hi Bob, see www.example.com/news and write to x@other.org", True),
+        ("Hi Bob, see other-site.net", True),
+    ):
+        act = Reply(None, (ToolCall("d", "dm", json.dumps({"body": body})),))
+        assert ("bad_link" in v.labels({}, act, before)[0]) is bad, body

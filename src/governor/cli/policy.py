@@ -23,6 +23,7 @@ from governor.guard.spec import (
 )
 from governor.guard.spec.propositions import (
     ANY_TOOL,
+    PROVENANCE_TESTS,
     Condition,
     Proposition,
     ResultProp,
@@ -50,6 +51,8 @@ def _condition(c: Condition) -> str:
     where = ".".join(c.path) or "the whole value"
     if c.pattern is not None:
         return f"{where} matches /{c.pattern.pattern}/"
+    if c.kind == "links_not_from":
+        return f"a link inside {where} did not come from {' or '.join(c.value)}"
     if c.kind in ("from", "not_from"):
         what = "came from" if c.kind == "from" else "did not come from"
         return f"{where} {what} {' or '.join(c.value)}"
@@ -95,7 +98,7 @@ def describe(policy: GuardPolicy) -> list[str]:
     if v.groups:
         lines.append("Tool groups:")
         lines += [f"  {g}: {', '.join(sorted(m))}" for g, m in v.groups.items()]
-    if any(c.kind in ("from", "not_from") for p in v.props for c in getattr(p, "where", ())):
+    if any(c.kind in PROVENANCE_TESTS for p in v.props for c in getattr(p, "where", ())):
         trusted = ", ".join(sorted(v.trusted)) or "none"
         lines += [f"Trusted tools: {trusted} (every other tool's result is untrusted)",
                   f"Where a value came from: {MATCHING}"]  # fmt: skip

@@ -64,6 +64,28 @@ _FIELD_LINE = re.compile(r"^[ \t]*(?:-[ \t]+)?([A-Za-z_][\w-]*):[ \t]*(.*?)[ \t]
 _WORDS = re.compile(r"\S+")
 
 
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_LINK = re.compile(r"(?:https?://)?(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}(?::\d+)?(?:/[^\s<>\"')\]]*)?")
+MAX_LINKS = 256
+"""The most links read in one argument (more: the argument counts as carrying an unknown one)."""
+
+
+def links_in(value: Any) -> list[str] | None:
+    """The links (web addresses, with or without a scheme, and email addresses) in an argument's
+    text; None when there are more than :data:`MAX_LINKS`."""
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    text = unicodedata.normalize("NFKC", text[:MAX_SOURCE_CHARS])
+    emails = _EMAIL.findall(text)
+    links = [m.rstrip(".,;:!?") for m in _LINK.findall(_EMAIL.sub(" ", text))]
+    found = [bare for x in (*emails, *links) if (bare := _bare(x))]
+    return None if len(found) > MAX_LINKS else found
+
+
+def _bare(link: str) -> str:
+    """A link without its scheme and ``www.`` (``https://www.a.com/x`` is ``a.com/x``)."""
+    return re.sub(r"^(?:https?://)?(?:www\.)?", "", link, flags=re.IGNORECASE).rstrip("/")
+
+
 class ProvenanceOverflow(GovernorError):
     """The session's index reached :data:`MAX_KEYS` (the check fails closed)."""
 
@@ -122,6 +144,11 @@ def value_keys(value: str) -> set[str]:
             if len(run) > MAX_KEY_CHARS:
                 break
             keys.add(run)
+    if "." in value or "@" in value:
+        for link in links_in(value) or ():
+            n = norm_text(link)
+            if n and len(n) <= MAX_LINE_CHARS:
+                keys.add(n)
     for m in _NUMBER.finditer(value):
         number = number_of(m.group())
         if number is not None:
@@ -293,6 +320,12 @@ class Sources:
             )
         levels = _merge(seen.levels, frozenset(new)) if new else seen.levels
         return Seen(levels, len(messages), untrusted, calls)
+
+    def links_found_in(self, seen: Seen, value: Any, sources: Iterable[str]) -> bool:
+        """Whether every link inside ``value``'s text appeared in one of ``sources``."""
+        links = links_in(value)
+        wanted = tuple(sources)
+        return links is not None and all(self.found_in(seen, x, wanted) for x in links)
 
     def found_in(self, seen: Seen, value: Any, sources: Iterable[str]) -> bool:
         """Whether every value in ``value`` appeared in one of ``sources`` (``nowhere``: in no

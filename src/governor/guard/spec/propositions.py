@@ -20,7 +20,9 @@ A policy declares each proposition by name (an LTL atom) with one source:
 
 A ``where`` condition may also test where an argument's value came from (:mod:`..provenance`):
 ``{path, from: [SOURCES]}`` true when every value at ``path`` appeared before in one of the
-sources, ``{path, not_from: [SOURCES]}`` its negation (true when absent too). Sources are
+sources, ``{path, not_from: [SOURCES]}`` its negation (true when absent too), and
+``{path, links_not_from: [SOURCES]}`` true when a link inside the value's text (a web or email
+address) did not appear in any of the sources. Sources are
 ``user``, ``system``, ``tool``, ``tool:NAME``, ``tool:NAME.FIELD``, ``group:NAME``, ``trusted``, ``untrusted`` and
 ``nowhere`` (made up). A tool name in ``tool`` or ``result`` may be ``group:NAME``, a group of
 the policy's ``tool_groups``; tools not in ``trusted_tools`` are untrusted.
@@ -60,8 +62,10 @@ PROPOSITION_KINDS = ("tool", "sum", "user", "result", "seen")
 """A proposition's sources; each proposition has exactly one."""
 PROPOSITION_KEYS = (*PROPOSITION_KINDS, "where", "op", "value")
 SUM_KEYS = ("tool", "path")
-CONDITION_KEYS = ("path", "equals", "not_equals", "matches", "op", "value", "from", "not_from")
-TESTS = ("equals", "not_equals", "matches", "op", "from", "not_from")
+CONDITION_KEYS = ("path", "equals", "not_equals", "matches", "op", "value", "from", "not_from",
+                  "links_not_from")  # fmt: skip
+TESTS = ("equals", "not_equals", "matches", "op", "from", "not_from", "links_not_from")
+PROVENANCE_TESTS = ("from", "not_from", "links_not_from")
 SEEN_VALUES = ("untrusted",)
 MAX_RESULT_CHARS = 262_144
 """The most characters of a tool result read as JSON (a longer one is read as text)."""
@@ -80,6 +84,12 @@ class Condition:
 
     def holds(self, args: Any, context: Provenance | None = None, raw: str | None = None) -> bool:
         found = lookup(args, self.path)
+        if self.kind == "links_not_from":
+            return (
+                found is not MISSING
+                and context is not None
+                and not context[0].links_found_in(context[1], found, self.value)
+            )
         if self.kind in ("from", "not_from"):
             inside = (
                 found is not MISSING
@@ -208,7 +218,7 @@ class Vocabulary:
         for p in self.props:
             seen = seen or isinstance(p, SeenProp)
             for c in p.where if isinstance(p, ToolProp) else ():
-                if c.kind in ("from", "not_from"):
+                if c.kind in PROVENANCE_TESTS:
                     tags.update(c.value)
         if NOWHERE in tags:
             tags |= {"user", "system", "tool"}
@@ -369,7 +379,7 @@ def condition_from(
         at.fail("exactly one of equals, not_equals, matches, op (with value), from or not_from",
                 sorted(data))  # fmt: skip
     kind = tests[0]
-    if kind in ("from", "not_from"):
+    if kind in PROVENANCE_TESTS:
         if "value" in data:
             raise at.error(f"unknown key value with {kind}; expected path and {kind}")
         return Condition(path, kind, _sources(data[kind], at.key(kind), groups or {}))
@@ -431,7 +441,7 @@ def proposition_from(
         tool = text(data[kind], at.key(kind))
         members = _members(tool, at.key(kind), groups)
         if kind == "result":
-            if any(c.kind in ("from", "not_from") for c in conds):
+            if any(c.kind in PROVENANCE_TESTS for c in conds):
                 raise at.key("where").error("from and not_from test a tool call's arguments,"
                                             " not a result")  # fmt: skip
             return ResultProp(name, tool, conds, members)
