@@ -20,7 +20,8 @@ A policy declares each proposition by name (an LTL atom) with one source:
 
 A ``where`` condition may also test where an argument's value came from (:mod:`..provenance`):
 ``{path, from: [SOURCES]}`` true when every value at ``path`` appeared before in one of the
-sources, ``{path, not_from: [SOURCES]}`` its negation (true when absent too), and
+sources, ``{path, not_from: [SOURCES]}`` true when a value there appeared in none (both false
+when the argument is absent or null), and
 ``{path, links_not_from: [SOURCES]}`` true when a link inside the value's text (a web or email
 address) did not appear in any of the sources. Sources are
 ``user``, ``system``, ``tool``, ``tool:NAME``, ``tool:NAME.FIELD``, ``group:NAME``, ``trusted``, ``untrusted`` and
@@ -91,11 +92,9 @@ class Condition:
                 and not context[0].links_found_in(context[1], found, self.value)
             )
         if self.kind in ("from", "not_from"):
-            inside = (
-                found is not MISSING
-                and context is not None
-                and context[0].found_in(context[1], found, self.value)
-            )
+            if found is MISSING or found is None:  # no value: nothing came from anywhere
+                return False
+            inside = context is not None and context[0].found_in(context[1], found, self.value)
             return inside if self.kind == "from" else not inside
         if self.kind == "equals":
             return found is not MISSING and found == self.value
