@@ -146,9 +146,14 @@ def value_keys(value: str) -> set[str]:
             keys.add(run)
     if "." in value or "@" in value:
         for link in links_in(value) or ():
-            n = norm_text(link)
-            if n and len(n) <= MAX_LINE_CHARS:
-                keys.add(n)
+            host, _, path = link.partition("/")
+            labels = host.split(".")
+            # the link, and its host without trailing labels ("a.com.Then" ends a sentence)
+            forms = [link, *(".".join(labels[:k]) for k in range(2, len(labels) + 1))]
+            for form in forms:
+                n = norm_text(form)
+                if n and len(n) <= MAX_LINE_CHARS:
+                    keys.add(n)
     for m in _NUMBER.finditer(value):
         number = number_of(m.group())
         if number is not None:
@@ -201,6 +206,10 @@ def argument_keys(value: Any) -> list[tuple[str, ...]] | None:
             text = norm_text(v if isinstance(v, str) else str(v))
             if text:
                 keys.append(text)
+            if isinstance(v, str) and "." in v:  # a web address without its scheme and www.
+                bare = norm_text(_bare(v))
+                if bare and bare != text:
+                    keys.append(bare)
             if not keys:
                 return None
             leaves.append(tuple(keys))

@@ -14,7 +14,9 @@ Each assistant message with tool calls is judged by the policy's checks given th
 system prompt, the user's task, the calls that ran and their results). A reply refused as a whole
 is judged call by call: the calls refused on their own are not run, and the agent receives, as
 each one's tool result, the refusal naming the rule (recovery, not a dead stop); the others run.
-The calls that ran are committed, so the monitors progress over what happened. The run's state
+In the run's history a refused call is rewritten as ``governor_refused(tool=NAME)`` (same id), so
+the history, and AgentDojo's scoring that reads the calls in it, holds only calls that ran. The
+calls that ran are committed, so the monitors progress over what happened. The run's state
 lives in the pipeline's ``extra_args`` (one run, one trajectory); the element counts the calls it
 judged, their time and its refusals. No model is called. Needs the ``[agentdojo]`` extra.
 """
@@ -43,6 +45,8 @@ from governor.core import Decision, DecisionKind, Trajectory, Verdict
 from governor.guard import Guard, GuardPolicy, load_policy
 from governor.guard.exchange import Conversation, Message, Reply, ToolCall
 
+REFUSED_CALL = "governor_refused"
+"""The name a refused call takes in the run's history (its argument ``tool`` names the tool)."""
 STATE_KEY = "governor"
 """The key of the run's state in the pipeline's ``extra_args``."""
 REFUSAL = (
@@ -159,7 +163,18 @@ class GovernedToolsExecutor(BasePipelineElement):
                 content = r.get("error") or _text(r.get("content"))
                 tool = Message("tool", content, (), ids[k])
                 traj = replace(traj, observation=traj.observation.then(tool))
-        new_messages = [*messages, *merged]
+        last = messages[-1]
+        if refused:  # the history records what ran: a refused call becomes governor_refused
+            shown = [
+                FunctionCall(function=REFUSED_CALL, args={"tool": c.function}, id=c.id)
+                if k in refused
+                else c
+                for k, c in enumerate(calls)
+            ]
+            last = {**last, "tool_calls": shown}  # type: ignore[typeddict-item]
+            for k in refused:
+                merged[k] = {**merged[k], "tool_call": shown[k]}  # type: ignore[typeddict-item]
+        new_messages = [*messages[:-1], last, *merged]
         state = _Run(traj, len(new_messages), tuple(ids[k] for k in ran))
         return query, runtime, env, new_messages, {**extra_args, STATE_KEY: state}
 
