@@ -146,7 +146,7 @@ def value_keys(value: str) -> set[str]:
             keys.add(run)
     if "." in value or "@" in value:
         for link in links_in(value) or ():
-            host, _, path = link.partition("/")
+            host = link.partition("/")[0]
             labels = host.split(".")
             # the link, and its host without trailing labels ("a.com.Then" ends a sentence)
             forms = [link, *(".".join(labels[:k]) for k in range(2, len(labels) + 1))]

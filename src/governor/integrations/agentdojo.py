@@ -48,6 +48,7 @@ from governor.guard.exchange import Conversation, Message, Reply, ToolCall
 REFUSED_CALL = "governor_refused"
 """The name a refused call takes in the run's history (its argument ``tool`` names the tool)."""
 STATE_KEY = "governor"
+_EMPTY = EmptyEnv()
 """The key of the run's state in the pipeline's ``extra_args``."""
 REFUSAL = (
     'governor refused this call: it would break the rule "{text}" ({rule}). It was not run;'
@@ -113,8 +114,8 @@ class GovernedToolsExecutor(BasePipelineElement):
         self,
         query: str,
         runtime: FunctionsRuntime,
-        env: Env = EmptyEnv(),
-        messages: Sequence[ChatMessage] = [],
+        env: Env = _EMPTY,
+        messages: Sequence[ChatMessage] = (),
         extra_args: dict = {},  # noqa: B006 (AgentDojo's signature; never mutated here)
     ) -> tuple[str, FunctionsRuntime, Env, Sequence[ChatMessage], dict]:
         if not messages or messages[-1]["role"] != "assistant" or not messages[-1]["tool_calls"]:
@@ -171,9 +172,9 @@ class GovernedToolsExecutor(BasePipelineElement):
                 else c
                 for k, c in enumerate(calls)
             ]
-            last = {**last, "tool_calls": shown}  # type: ignore[typeddict-item]
+            last = {**last, "tool_calls": shown}
             for k in refused:
-                merged[k] = {**merged[k], "tool_call": shown[k]}  # type: ignore[typeddict-item]
+                merged[k] = {**merged[k], "tool_call": shown[k]}
         new_messages = [*messages[:-1], last, *merged]
         state = _Run(traj, len(new_messages), tuple(ids[k] for k in ran))
         return query, runtime, env, new_messages, {**extra_args, STATE_KEY: state}

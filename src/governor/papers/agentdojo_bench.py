@@ -103,6 +103,8 @@ def scripted_agent(mode: str) -> Any:
     from agentdojo.functions_runtime import EmptyEnv, FunctionCall
     from agentdojo.types import ChatAssistantMessage, text_content_block_from_string
 
+    empty = EmptyEnv()
+
     class ScriptedAgent(BasePipelineElement):
         name = "gpt-4o-2024-05-13"  # the attack addresses the model by this name
 
@@ -115,7 +117,7 @@ def scripted_agent(mode: str) -> Any:
             self.user_task, self.injection_task = user_task, injection_task
             self.probes = [p[:60] for p in (_norm(v) for v in injections.values()) if len(p) >= 20]
 
-        def query(self, query, runtime, env=EmptyEnv(), messages=[], extra_args={}):  # noqa: B006
+        def query(self, query, runtime, env=empty, messages=(), extra_args={}):  # noqa: B006
             state = extra_args.get("scripted")
             if state is None:  # a new run: plan the user task on the environment as it is
                 plan = list(self.user_task.ground_truth(env))
@@ -233,22 +235,22 @@ def _summary(rows, mode, judged, false_refusals, seconds, policy) -> dict[str, A
         "attack_success": {
             "without": _rate(attacked, "without", "attack"),
             "with": _rate(attacked, "with", "attack"),
-        },  # fmt: skip
+        },
         "utility_under_attack": {
             "without": _rate(attacked, "without", "utility"),
             "with": _rate(attacked, "with", "utility"),
-        },  # fmt: skip
+        },
         "utility_clean": {
             "without": _rate(clean, "without", "utility"),
             "with": _rate(clean, "with", "utility"),
-        },  # fmt: skip
+        },
         "per_injection_task": per_injection,
         "false_refusals": dict(false_refusals.most_common()) if mode == "ground-truth" else None,
         "judged_replies": len(times),
         "judge_ms": {
             "median": round(1000 * statistics.median(times), 3) if times else None,
             "p99": round(1000 * p99, 3),
-        },  # fmt: skip
+        },
         "model_calls": 0,
         "seconds": round(seconds, 1),
         "n": {"attacked": len(attacked), "clean": len(clean)},
@@ -269,7 +271,7 @@ def _overall(results: dict[str, dict[str, Any]], mode: str) -> dict[str, Any]:
         "attack_success": {k: pooled("attack_success", k, "attacked") for k in ("without", "with")},
         "utility_under_attack": {
             k: pooled("utility_under_attack", k, "attacked") for k in ("without", "with")
-        },  # fmt: skip
+        },
         "utility_clean": {k: pooled("utility_clean", k, "clean") for k in ("without", "with")},
         "model_calls": 0,
     }
