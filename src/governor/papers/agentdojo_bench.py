@@ -58,6 +58,9 @@ def add_parser(sub: Subcommands) -> None:
     p.add_argument("--variant", default="", help="policy suffix, e.g. -strict or -lenient")
     p.add_argument("--json", type=Path, help="write the results here")
     p.add_argument("--plot", type=Path, help="utility against attack success (PNG; both agents)")
+    p.add_argument("--record", type=Path,
+                   help="write each run without governor here, one {\"messages\": [...]} a line"
+                   " (OpenAI chat format), for governor audit")  # fmt: skip
     p.set_defaults(handler=command)
 
 
@@ -71,14 +74,18 @@ def command(args: argparse.Namespace, console: Console) -> int:
         ) from None
     suites = SUITES if args.suite == "all" else (args.suite,)
     results = {}
+    record = None if args.record is None else args.record.open("w", encoding="utf-8")
     for name in suites:
         policy = args.policy_dir / f"{name}{args.variant}.yaml"
-        results[name] = run_suite(name, policy, args.agent)
+        results[name] = run_suite(name, policy, args.agent, record)
         console.print(_line(name, results[name]))
     total = _overall(results, args.agent)
     console.print(_line("overall", total))
     out = {"agent": args.agent, "variant": args.variant, "version": VERSION, "attack": ATTACK,
            "suites": results, "overall": total}  # fmt: skip
+    if record is not None:
+        record.close()
+        console.print(f"runs without governor written to {args.record}")
     if args.json is not None:
         args.json.write_text(json.dumps(out, indent=1), encoding="utf-8")
         console.print(f"results written to {args.json}")
@@ -92,9 +99,11 @@ def command(args: argparse.Namespace, console: Console) -> int:
 
 
 def _norm(text: str) -> str:
+    """Letters and digits only; escaped newlines (a result printed as a Python or JSON repr)
+    count as spaces."""
     from governor.guard.provenance import norm_text
 
-    return norm_text(text)
+    return norm_text(text.replace("\\n", " ").replace("\\t", " "))
 
 
 def scripted_agent(mode: str) -> Any:
@@ -112,6 +121,7 @@ def scripted_agent(mode: str) -> Any:
             self.user_task: Any = None
             self.injection_task: Any = None
             self.probes: list[str] = []
+            self.seen: list[Any] = []
 
         def set(self, user_task: Any, injection_task: Any, injections: dict[str, str]) -> None:
             self.user_task, self.injection_task = user_task, injection_task
@@ -135,9 +145,11 @@ def scripted_agent(mode: str) -> Any:
                 call = state["plan"][state["done"]]
                 state["done"] += 1
             else:
-                out = self.user_task.GROUND_TRUTH_OUTPUT
-                message = ChatAssistantMessage(role="assistant", tool_calls=None,
-                                               content=[text_content_block_from_string(out)])  # fmt: skip
+                out = self.user_task.GROUND_TRUTH_OUTPUT or "Done."
+                message = ChatAssistantMessage(
+                    role="assistant", tool_calls=None, content=[text_content_block_from_string(out)]
+                )
+                self.seen = [*messages, message]  # fmt: skip
                 return query, runtime, env, [*messages, message], {**extra_args, "scripted": state}
             state["n"] += 1
             fresh = FunctionCall(function=call.function, args=dict(call.args), id=f"c{state['n']}")
@@ -167,7 +179,32 @@ def pipeline(agent: Any, executor: Any) -> Any:
 # --------------------------------------------------------------------------- one suite
 
 
-def run_suite(name: str, policy: Path, mode: str) -> dict[str, Any]:
+def openai_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
+    """AgentDojo's messages in the OpenAI chat format."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        text = _content(m) if m["role"] != "tool" else None
+        if m["role"] == "assistant":
+            calls = [{"id": c.id or f"call_{i}", "type": "function",
+                      "function": {"name": c.function, "arguments": json.dumps(dict(c.args), default=str)}}
+                     for i, c in enumerate(m["tool_calls"] or [])]  # fmt: skip
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": text or None,
+                    **({"tool_calls": calls} if calls else {}),
+                }
+            )
+        elif m["role"] == "tool":
+            call = m.get("tool_call")
+            ident = m.get("tool_call_id") or (call.id if call is not None else None) or "call_0"
+            out.append({"role": "tool", "tool_call_id": ident, "content": _content(m)})
+        else:
+            out.append({"role": m["role"], "content": text or ""})
+    return out
+
+
+def run_suite(name: str, policy: Path, mode: str, record: Any = None) -> dict[str, Any]:
     """One suite under one agent, without and with governor."""
     import warnings
 
@@ -195,11 +232,14 @@ def run_suite(name: str, policy: Path, mode: str) -> dict[str, Any]:
         row: dict[str, Any] = {"user_task": ut.ID, "injection_task": None if it is None else it.ID}
         for key, pipe in pipes.items():
             agent.set(ut, it, injections)
+            agent.seen = []
             before = len(governed.judged.refusals)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 utility, security = suite.run_task_with_pipeline(pipe, ut, it, injections)
             row[key] = {"utility": bool(utility), "attack": bool(security) if it else None}
+            if key == "without" and record is not None and agent.seen:
+                record.write(json.dumps({"messages": openai_messages(agent.seen)}) + "\n")
             if key == "with":
                 refused = governed.judged.refusals[before:]
                 row["refused"] = [f"{tool} ({', '.join(r)})" for tool, r in refused]
