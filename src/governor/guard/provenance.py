@@ -28,6 +28,7 @@ session. Imports the guard's exchange and the error tree.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -90,10 +91,12 @@ class ProvenanceOverflow(GovernorError):
     """The session's index reached :data:`MAX_KEYS` (the check fails closed)."""
 
 
+_NOT_ALNUM = re.compile(r"[\W_]+")
+
+
 def norm_text(value: str) -> str:
     """Letters and digits of the NFKC- and case-folded text."""
-    folded = unicodedata.normalize("NFKC", value).casefold()
-    return "".join(ch for ch in folded if ch.isalnum())
+    return _NOT_ALNUM.sub("", unicodedata.normalize("NFKC", value).casefold())
 
 
 def canon_number(value: float) -> str:
@@ -118,8 +121,14 @@ def number_of(value: Any) -> float | None:
     return None
 
 
-def value_keys(value: str) -> set[str]:
-    """The keys one source text contributes (see the module doc)."""
+@functools.lru_cache(maxsize=512)
+def value_keys(value: str) -> frozenset[str]:
+    """The keys one source text contributes (see the module doc); the rules of a policy and a
+    check and its commit read the same messages, so recent texts are remembered."""
+    return frozenset(_value_keys(value))
+
+
+def _value_keys(value: str) -> set[str]:
     value = value[:MAX_SOURCE_CHARS]
     keys: set[str] = set()
     whole = norm_text(value)
