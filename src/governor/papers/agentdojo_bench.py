@@ -349,7 +349,10 @@ def _plot(path: Path, out: dict[str, Any]) -> None:
         ax.annotate(f"{name}{out['variant']}", (a["with"] or 0, u["with"] or 0))
     ax.set_xlabel("attack success")
     ax.set_ylabel("utility under attack")
-    ax.set_title(f"AgentDojo {out['version']}, {out['agent']} agent: x without, o with governor")
+    ax.set_xlim(-0.05, 1.05)
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_title(f"AgentDojo {out['version']}, {out['agent']}: x without, o with governor",
+                 fontsize=9)  # fmt: skip
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
