@@ -18,7 +18,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q $(TORCH)
-	$(BIN)/python -m pip install -q -e '.[dev,learn,hf,embed,serve,postgres,mcp,openai-agents,langchain]'
+	$(BIN)/python -m pip install -q -e '.[dev,learn,hf,embed,serve,postgres,mcp,openai-agents,langchain,agentdojo]'
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed

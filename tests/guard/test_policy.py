@@ -57,7 +57,7 @@ BAD = [
     (with_(propositions={"a": {"tool": "a", "where": {"path": "x", "matches": "[z"}}}), "policy.yaml: propositions.a.where[0].matches: expected a regular expression"),
     (with_(propositions={"a": {"tool": "a", "where": {"path": "x", "op": "~", "value": 1}}}), "propositions.a.where[0].op: expected < or <="),
     (with_(propositions={"a": {"tool": "a", "where": {"path": "x", "op": ">", "value": "big"}}}), "propositions.a.where[0].value: expected a finite number, found 'big'"),
-    (with_(propositions={"a": {"tool": "a", "user": "x"}}), "policy.yaml: propositions.a: expected exactly one of tool, sum or user"),
+    (with_(propositions={"a": {"tool": "a", "user": "x"}}), "policy.yaml: propositions.a: expected exactly one of tool, sum, user, result or seen"),
     (with_(propositions={"a": {"sum": {"tool": "t", "path": "amount"}, "op": ">"}}), "policy.yaml: propositions.a: missing key value"),
     (with_(propositions={"G": {"tool": "g"}}), "policy.yaml: propositions.G: expected a proposition name"),
     (with_(propositions=["a"]), "policy.yaml: propositions: expected a mapping"),

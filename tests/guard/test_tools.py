@@ -34,7 +34,7 @@ def act(name: str, arguments: str) -> Reply:
 def test_tool_name_paths_and_regexes() -> None:
     v = vocab()
     inside = act("send_email", '{"to": {"domain": "corp.com"}, "cc": ["boss"], "body": "hi"}')
-    labels, _ = v.labels({}, inside, ())
+    labels, _, _ = v.labels({}, inside, ())
     assert labels == {"email", "cc_boss"}
     outside = act("send_email", '{"to": {"domain": "evil.com"}, "body": "my PASSWORD is"}')
     assert v.labels({}, outside, ())[0] == {"email", "outside", "secret_text"}
@@ -56,12 +56,12 @@ def test_numeric_comparison_reads_numbers_and_numeric_text() -> None:
 def test_running_sum_is_pure_and_fails_closed_on_unknown_amounts() -> None:
     v = vocab()
     sums: dict[str, float] = {}
-    labels, after = v.labels(sums, act("transfer_funds", '{"amount": 60}'), ())
+    labels, after, _ = v.labels(sums, act("transfer_funds", '{"amount": 60}'), ())
     assert sums == {} and after == {"total_over": 60.0} and "total_over" not in labels
-    labels, after = v.labels(after, act("transfer_funds", '{"amount": 41}'), ())
+    labels, after, _ = v.labels(after, act("transfer_funds", '{"amount": 41}'), ())
     assert after == {"total_over": 101.0} and "total_over" in labels
     for bad in ('{"amount": "lots"}', '{"amount": -500}', "{}"):
-        labels, kept = v.labels({"total_over": 10.0}, act("transfer_funds", bad), ())
+        labels, kept, _ = v.labels({"total_over": 10.0}, act("transfer_funds", bad), ())
         assert "total_over" in labels and kept == {"total_over": 10.0}
 
 

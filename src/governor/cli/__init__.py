@@ -75,7 +75,7 @@ def build_parser() -> Parser:
     from governor.cli.policy import add_policy_parser
     from governor.cli.safety_value import add_eval_parser, add_train_parser
     from governor.cli.serve import add_serve_parser
-    from governor.papers import ltl_translate, reguard_report
+    from governor.papers import agentdojo_bench, ltl_translate, reguard_report
     from governor.papers.models import sweep as models_bench
     from governor.worlds.driving import bench as driving
     from governor.worlds.household import bench as safety_chip
@@ -115,6 +115,7 @@ def build_parser() -> Parser:
     store_cycle.add_parser(bench)
     serve_limits.add_parser(bench)
     models_bench.add_parser(bench)
+    agentdojo_bench.add_parser(bench)
 
     trace = sub.add_parser("trace", help="inspect decision traces").add_subparsers(
         dest="trace", required=True, parser_class=Parser

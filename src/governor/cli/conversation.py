@@ -1,5 +1,9 @@
 """The conversation commands: `governor chat`, `governor audit`, `governor calibrate`.
 
+`governor audit` has two cases: with ``--policy``, recorded agent runs judged under a policy
+(:mod:`governor.guard.audit`); without, a small-talk transcript judged by the small-talk
+observer (:mod:`governor.worlds.smalltalk.audit`).
+
 Each ``add_*_parser(subparsers)`` adds one command with ``set_defaults(handler=...)``; a handler
 takes the parsed arguments and a console and returns the exit status, raising governor errors
 for bad input.
@@ -10,6 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -19,6 +24,7 @@ from rich.markup import escape
 from governor.backends import backend_from_config
 from governor.config import check_range
 from governor.conversation.chat import ChatSession, TurnResult
+from governor.errors import ConfigError, expected
 from governor.files import write_json
 from governor.flags import Subcommands, add_backend_args
 from governor.trace import open_trace
@@ -41,10 +47,25 @@ def add_chat_parser(sub: Subcommands) -> None:
 
 def add_audit_parser(sub: Subcommands) -> None:
     """`governor audit`."""
-    aud = sub.add_parser("audit", help="judge a recorded conversation offline")
-    aud.add_argument("transcript", type=Path, help='JSON lines {"role": ..., "content": ...}')
-    aud.add_argument("--config", type=Path, help="conversation config (YAML or JSON)")
+    aud = sub.add_parser(
+        "audit",
+        help="judge recorded agent runs (--policy) or a small-talk transcript offline",
+        description="With --policy: every assistant message of each run (a JSON line"
+        ' {"messages": [...]}) is judged by the policy given the recorded history before it.'
+        " Without: each assistant turn of a small-talk transcript is judged by the small-talk"
+        " observer (--config).",
+    )
+    aud.add_argument(
+        "transcript",
+        type=Path,
+        metavar="FILE",
+        help='with --policy: runs, JSON lines {"messages": [...]}; without: a transcript,'
+        ' JSON lines {"role": ..., "content": ...}',
+    )
+    aud.add_argument("--policy", type=Path, help="a policy file: audit agent runs under it")
+    aud.add_argument("--config", type=Path, help="conversation config (YAML or JSON), transcripts")
     aud.add_argument("--json", type=Path, help="write the report here")
+    aud.add_argument("--html", type=Path, help="write an HTML report here (with --policy)")
     aud.set_defaults(handler=audit_command)
 
 
@@ -157,7 +178,14 @@ def show_turn(console: Console, result: TurnResult) -> None:
 
 
 def audit_command(args: argparse.Namespace, console: Console) -> int:
-    """Judge each assistant turn of a transcript; print a table, write JSON if asked."""
+    """Judge recorded runs under a policy, or each assistant turn of a small-talk transcript;
+    print a table, write JSON (and HTML) if asked."""
+    if args.policy is not None:
+        return _audit_runs(args, console)
+    if args.html is not None:
+        raise ConfigError(
+            f"--html: {expected('--policy beside it (runs, not a transcript)', '--html alone')}"
+        )
     turns = read_transcript(args.transcript)
     report = audit(turns, load_settings(args.config))
     for row in report["turns"]:
@@ -169,6 +197,51 @@ def audit_command(args: argparse.Namespace, console: Console) -> int:
         write_json(args.json, report)
         console.print(f"report written to {args.json}")
     return 0
+
+
+def _audit_runs(args: argparse.Namespace, console: Console) -> int:
+    """``governor audit --policy``: exit 0 when every line was judged, 2 with malformed lines."""
+    from rich.progress import Progress
+
+    from governor.guard import load_policy
+    from governor.guard.audit import audit_runs, html_report
+
+    policy = load_policy(args.policy)
+    path: Path = args.transcript
+    try:
+        with path.open("rb") as f:
+            total = sum(1 for _ in f)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+
+    def lines() -> Iterator[str]:
+        with path.open("r", encoding="utf-8", errors="replace") as f:
+            yield from f
+
+    shown = Console(stderr=True)
+    with Progress(console=shown, transient=True, disable=total < 200) as bar:
+        task = bar.add_task("auditing", total=total)
+        report = audit_runs(policy, lines(), lambda n: bar.update(task, completed=n))
+    for c in report["conversations"]:
+        for r in c["refused"]:
+            tool = r["tool"] or "-"
+            console.print(f"line {c['line']:>5} message {r['message']:>3} {escape(tool):<24}"
+                          f" {escape(', '.join(r['rules']))}", soft_wrap=True)  # fmt: skip
+    s = report["summary"]
+    for m in s["malformed"]:
+        console.print(f"line {m['line']}: malformed: {escape(m['error'])}", soft_wrap=True)
+    console.print(
+        f"{s['runs']} runs, {s['steps']} steps judged, {s['refused_steps']} refused in"
+        f" {s['runs_with_refusals']} runs, {len(s['malformed'])} malformed lines;"
+        f" {s['seconds']:.2f} s ({s['runs_per_minute']} runs a minute), 0 model calls"
+    )
+    if args.json is not None:
+        write_json(args.json, report)
+        console.print(f"report written to {args.json}")
+    if args.html is not None:
+        args.html.write_text(html_report(report), encoding="utf-8")
+        console.print(f"HTML report written to {args.html}")
+    return 2 if s["malformed"] else 0
 
 
 def calibrate_command(args: argparse.Namespace, console: Console) -> int:

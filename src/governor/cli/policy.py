@@ -13,6 +13,7 @@ from typing import Any
 
 from rich.console import Console
 
+from governor.guard.provenance import MATCHING
 from governor.guard.spec import (
     GuardPolicy,
     OverrideSpec,
@@ -20,7 +21,16 @@ from governor.guard.spec import (
     SupervisionSpec,
     load_policy,
 )
-from governor.guard.spec.propositions import ANY_TOOL, SumProp, ToolProp, UserProp
+from governor.guard.spec.propositions import (
+    ANY_TOOL,
+    PROVENANCE_TESTS,
+    Condition,
+    Proposition,
+    ResultProp,
+    SeenProp,
+    SumProp,
+    UserProp,
+)
 from governor.ltl.domain import Domain
 from governor.ltl.english.readback import english
 from governor.ltl.parser import parse
@@ -37,18 +47,32 @@ def add_policy_parser(subparsers: Any) -> argparse.ArgumentParser:
     return policy
 
 
-def _proposition(p: ToolProp | SumProp | UserProp) -> str:
+def _condition(c: Condition) -> str:
+    where = ".".join(c.path) or "the whole value"
+    if c.pattern is not None:
+        return f"{where} matches /{c.pattern.pattern}/"
+    if c.kind == "links_not_from":
+        return f"a link inside {where} did not come from {' or '.join(c.value)}"
+    if c.kind in ("from", "not_from"):
+        what = "came from" if c.kind == "from" else "did not come from"
+        return f"{where} {what} {' or '.join(c.value)}"
+    return f"{where} {c.kind} {c.value!r}"
+
+
+def _proposition(p: Proposition) -> str:
     if isinstance(p, UserProp):
         return f"the latest user message matches /{p.pattern.pattern}/"
     if isinstance(p, SumProp):
         path = ".".join(p.path)
         return f"the total {path} of {p.tool} calls so far {p.op} {p.value:g}"
-    who = "any tool is called" if p.tool == ANY_TOOL else f"{p.tool} is called"
-    conds = [
-        f"{'.'.join(c.path)} "
-        + (f"matches /{c.pattern.pattern}/" if c.pattern else f"{c.kind} {c.value!r}")
-        for c in p.where
-    ]
+    if isinstance(p, SeenProp):
+        return "the session has seen a result of an untrusted tool"
+    conds = [_condition(c) for c in p.where]
+    name = "any tool" if p.tool == ANY_TOOL else p.tool
+    if p.members is not None and p.tool.startswith("group:"):
+        name += f" ({', '.join(sorted(p.members))})"
+    who = (f"a result of {name} arrived since the previous action" if isinstance(p, ResultProp)
+           else f"{name} is called")  # fmt: skip
     return who + (f" with {' and '.join(conds)}" if conds else "")
 
 
@@ -70,6 +94,14 @@ def describe(policy: GuardPolicy) -> list[str]:
     if policy.vocabulary.props:
         lines.append("Propositions:")
         lines += [f"  {p.name}: {_proposition(p)}" for p in policy.vocabulary.props]
+    v = policy.vocabulary
+    if v.groups:
+        lines.append("Tool groups:")
+        lines += [f"  {g}: {', '.join(sorted(m))}" for g, m in v.groups.items()]
+    if any(c.kind in PROVENANCE_TESTS for p in v.props for c in getattr(p, "where", ())):
+        trusted = ", ".join(sorted(v.trusted)) or "none"
+        lines += [f"Trusted tools: {trusted} (every other tool's result is untrusted)",
+                  f"Where a value came from: {MATCHING}"]  # fmt: skip
     names = ", ".join(o.name for o in policy.overlays if o.kind != "permissive")
     lines.append(f"Overlays: {policy.overlays_from or 'none'}" + (f" ({names})" if names else ""))
     if policy.safety_value is not None:

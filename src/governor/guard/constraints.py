@@ -38,6 +38,7 @@ from governor.core import Constraint, Step, Trajectory, Verdict
 from governor.guard.call_checks import call_constraints
 from governor.guard.exchange import Message, Reply, messages_of
 from governor.guard.prefix import PrefixJudgement
+from governor.guard.provenance import Seen
 from governor.guard.spec.guard_policy import Checks, GuardPolicy, LTLRule
 from governor.guard.spec.propositions import Vocabulary
 from governor.guard.value_constraint import SafetyValueConstraint
@@ -51,10 +52,12 @@ from governor.overlays.rules import Overlay
 
 @dataclass(frozen=True)
 class ToolMonitorState:
-    """One rule's memory: its monitor's state and the running sums of its propositions."""
+    """One rule's memory: its monitor's state, the running sums of its propositions and, when
+    they ask where a value came from, the provenance index (:mod:`.provenance`)."""
 
     monitors: MonitorSetState
     sums: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    seen: Seen | None = None
 
 
 WHAT_IF_LIMIT = 4096
@@ -112,8 +115,9 @@ class ToolLTLConstraint(LTLConstraint):
 
     def _predict(self, traj: Trajectory, action: Any) -> frozenset[str]:
         reply = action if isinstance(action, Reply) else Reply(str(action))
-        labels, _ = self.vocabulary.labels(
-            self.memory(traj).sums, reply, messages_of(traj.observation)
+        mem = self.memory(traj)
+        labels, _, _ = self.vocabulary.labels(
+            mem.sums, reply, messages_of(traj.observation), mem.seen
         )
         return labels
 
@@ -158,7 +162,8 @@ class ToolLTLConstraint(LTLConstraint):
     def commit(self, traj: Trajectory, step: Step) -> ToolMonitorState:  # type: ignore[override]
         mem = self.memory(traj)
         action = step.action if isinstance(step.action, Reply) else Reply(str(step.action))
-        labels, sums = self.vocabulary.labels(mem.sums, action, messages_of(step.observation))
+        before = messages_of(step.observation)
+        labels, sums, seen = self.vocabulary.labels(mem.sums, action, before, mem.seen)
         # the next formulas are a function of the formulas and the labels: memoised (a replayed
         # history steps the same few states over and over)
         state = mem.monitors
@@ -173,7 +178,7 @@ class ToolLTLConstraint(LTLConstraint):
             self._steps[key] = (nxt.formulas, nxt.verdicts)
         else:
             nxt = MonitorSetState(state.names, hit[0], hit[1], labels, state.t + 1)
-        return ToolMonitorState(nxt, sums)
+        return ToolMonitorState(nxt, sums, seen)
 
 
 def dialogue_of(traj: Trajectory) -> Dialogue:

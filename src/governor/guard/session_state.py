@@ -2,7 +2,7 @@
 
 What a session keeps between calls: the messages so far, each constraint's memory (an LTL rule's
 progressed formula, printed with ``str`` and read back with :func:`~governor.ltl.parser.parse`,
-and its running sums; a commit failure as its error), the pending implicit feedback, the
+its running sums and provenance index; a commit failure as its error), the pending implicit feedback, the
 number of executed actions, the operators' acts on it (pause, resume, end, and with modes
 set_mode and release: the audit trail, which a reset keeps), and, under a policy with a
 supervision section, the supervisor's state (its mode, cooldown, rule monitors and audit trail:
@@ -33,6 +33,7 @@ from governor.core import (
 from governor.errors import ConfigError, GovernorError, expected
 from governor.guard.constraints import ToolLTLConstraint, ToolMonitorState
 from governor.guard.exchange import Conversation, History, Message, conversation_from, reply_of
+from governor.guard.provenance import Seen
 from governor.ltl.monitor import MonitorSetState
 from governor.ltl.parser import parse
 from governor.supervision import SupervisorState
@@ -99,6 +100,7 @@ def state_to_json(
                 "labels": sorted(m.labels),
                 "t": m.t,
                 "sums": dict(value.sums),
+                **({} if value.seen is None else {"seen": value.seen.to_json()}),
             }
         elif isinstance(value, CommitFailure):
             memory[name] = {"kind": "failed", "error": value.error}
@@ -223,4 +225,6 @@ def _monitor_state(c: ToolLTLConstraint, entry: Mapping[str, Any], where: str) -
         monitors.names, formulas, verdicts, frozenset(entry["labels"]), int(entry["t"])
     )
     sums = {str(k): float(v) for k, v in dict(entry.get("sums") or {}).items()}
-    return ToolMonitorState(state, sums)
+    raw_seen = entry.get("seen")
+    seen = None if raw_seen is None else Seen.from_json(raw_seen, f"{where}: rule {c.name}: seen")
+    return ToolMonitorState(state, sums, seen)

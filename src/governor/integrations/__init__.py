@@ -5,9 +5,11 @@
   model behind the guard;
 - :mod:`.mcp_gateway`: an MCP gateway between an MCP client and an MCP server (``governor mcp``);
 - :mod:`.openai_agents`: tool input and output guardrails for the OpenAI Agents SDK;
-- :mod:`.langchain`: agent middleware for LangChain 1.x.
+- :mod:`.langchain`: agent middleware for LangChain 1.x;
+- :mod:`.agentdojo`: a tools executor for AgentDojo's pipeline that judges each call before it
+  runs and returns a refusal as the call's result.
 
-Each framework is an optional extra (``mcp``, ``openai-agents``, ``langchain``) imported only
+Each framework is an optional extra (``mcp``, ``openai-agents``, ``langchain``, ``agentdojo``) imported only
 when its module is: ``import governor`` imports none of them, and the runtime library never
 imports this package (like the CLI, it sits on top). These modules import the guard's public
 facade, the backends' interface and the error tree, and their own framework.

@@ -6,7 +6,8 @@ A policy file (every section optional except ``fallbacks.default`` where fallbac
                   system_prompt}
     observer:    {n_candidates, max_regenerations, time_budget_s, stop_on_repeat}
     overlays:    smalltalk | demand | none | path/relative/to/the/policy.yaml
-    propositions: {name: {tool: ...} | {sum: ...} | {user: ...}}    (see .propositions)
+    propositions: {name: {tool: ...} | {sum: ...} | {user: ...} | {result: ...} | {seen: ...}}
+    tool_groups: {group: [tool, ...]}    trusted_tools: [tool | group:NAME]   (see .propositions)
     ltl:         [{name, text, formula, verified}]
     fallbacks:   {default: text, tool_refused: "... {constraint} ... {reason}", check_failed: text}
     checks:      {user: [], assistant: [overlays, ltl], tool_calls: [ltl]}
@@ -45,7 +46,12 @@ from governor.guard.spec.parts import (
     ltl_rules,
     overlay_set,
 )
-from governor.guard.spec.propositions import Vocabulary, proposition_from
+from governor.guard.spec.propositions import (
+    Vocabulary,
+    proposition_from,
+    tool_groups_from,
+    trusted_tools_from,
+)
 from governor.guard.spec.stream_section import StreamPolicy, stream_from
 from governor.guard.spec.tools_section import ToolsPolicy, tools_from
 from governor.guard.spec.value_section import SafetyValueSpec, safety_value_from
@@ -56,7 +62,7 @@ __all__ = ["DEFAULT_FALLBACKS", "Checks", "GuardPolicy", "LTLRule", "Upstream", 
            "policy_from_mapping"]  # fmt: skip
 
 SECTIONS = ("upstream", "observer", "overlays", "propositions", "ltl", "fallbacks", "checks",
-            "supervision", "stream", "safety_value", "tools")  # fmt: skip
+            "supervision", "stream", "safety_value", "tools", "tool_groups", "trusted_tools")  # fmt: skip
 OBSERVER_KEYS = ("n_candidates", "max_regenerations", "time_budget_s", "stop_on_repeat")
 CHECK_KEYS = ("user", "assistant", "tool_calls")
 CHECK_GROUPS = ("overlays", "ltl")
@@ -141,7 +147,9 @@ def policy_from_mapping(
     at = At(source)
     top = mapping(data, at, SECTIONS)
     base = Path(base_dir)
-    vocabulary = _vocabulary(top.get("propositions") or {}, at.key("propositions"))
+    groups = tool_groups_from(top.get("tool_groups"), at.key("tool_groups"))
+    trusted = trusted_tools_from(top.get("trusted_tools"), at.key("trusted_tools"), groups)
+    vocabulary = _vocabulary(top.get("propositions") or {}, at.key("propositions"), groups, trusted)
     ltl = ltl_rules(top.get("ltl") or [], at.key("ltl"), vocabulary)
     overlays_from, overlays = overlay_set(top.get("overlays"), at.key("overlays"), base)
     fallbacks = fallback_texts(top.get("fallbacks"), at.key("fallbacks"))
@@ -216,7 +224,9 @@ def _observer(raw: Any, at: At) -> ObserverConfig:
     return from_mapping(ObserverConfig, dict(data), str(at))
 
 
-def _vocabulary(raw: Any, at: At) -> Vocabulary:
+def _vocabulary(
+    raw: Any, at: At, groups: Mapping[str, frozenset[str]], trusted: frozenset[str]
+) -> Vocabulary:
     if not isinstance(raw, Mapping):
         at.fail("a mapping of proposition names to definitions", raw)
     props = []
@@ -224,8 +234,8 @@ def _vocabulary(raw: Any, at: At) -> Vocabulary:
         where = at.key(str(name))
         if not isinstance(name, str) or not NAME.fullmatch(name) or name in KEYWORDS:
             where.fail("a proposition name (letters, digits, _; not an LTL keyword)", name)
-        props.append(proposition_from(name, spec, where))
-    return Vocabulary(tuple(props))
+        props.append(proposition_from(name, spec, where, groups))
+    return Vocabulary(tuple(props), groups, trusted)
 
 
 def _checks(

@@ -10,12 +10,28 @@ A policy declares each proposition by name (an LTL atom) with one source:
   ``path`` argument of every ``tool`` call so far, this action's included, satisfies ``op value``.
   An amount that is not a finite number >= 0 makes it true at that step (fail closed) and is
   not added;
-- ``{user: REGEX}`` true when the latest user message since the previous action matches.
+- ``{user: REGEX}`` true when the latest user message since the previous action matches;
+- ``{result: NAME, where: [...]}`` true when a result of a ``NAME`` call arrived since the
+  previous action and every condition holds on it (its JSON, or its text when it is not JSON; a
+  condition without ``path`` reads the whole result): "refund only after a verify_identity that
+  succeeded" is ``G(refund -> O verified)``. Calls of one reply form one step, so a sibling's
+  result is never known to the calls beside it;
+- ``{seen: untrusted}`` true once the session has seen a result of an untrusted tool.
+
+A ``where`` condition may also test where an argument's value came from (:mod:`..provenance`):
+``{path, from: [SOURCES]}`` true when every value at ``path`` appeared before in one of the
+sources, ``{path, not_from: [SOURCES]}`` true when a value there appeared in none (both false
+when the argument is absent or null), and
+``{path, links_not_from: [SOURCES]}`` true when a link inside the value's text (a web or email
+address) did not appear in any of the sources. Sources are
+``user``, ``system``, ``tool``, ``tool:NAME``, ``tool:NAME.FIELD``, ``group:NAME``, ``trusted``, ``untrusted`` and
+``nowhere`` (made up). A tool name in ``tool`` or ``result`` may be ``group:NAME``, a group of
+the policy's ``tool_groups``; tools not in ``trusted_tools`` are untrusted.
 
 Paths are dotted (``to.domain``; a number indexes a list). Labelling is a pure function of the
-running sums so far, the conversation before the action and the action, so a check is a what-if;
-the sums are advanced by the monitor's commit. Imports the error tree, the guard's exchange and
-the spec's fields.
+running sums and the provenance index so far, the conversation before the action and the action,
+so a check is a what-if; sums and index are advanced by the monitor's commit. Imports the error
+tree, the guard's exchange and provenance index, and the spec's fields.
 """
 
 from __future__ import annotations
@@ -26,11 +42,13 @@ import math
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from governor.files import json_loads
 from governor.guard.exchange import Message, Reply, ToolCall
-from governor.guard.spec.fields import At, mapping, number, text
+from governor.guard.provenance import NOWHERE, SOURCES, Seen, Sources
+from governor.guard.spec.fields import At, mapping, names, number, text
 
 MAX_MATCH_CHARS = 4096
 """The most characters of a value a regex is run on."""
@@ -41,11 +59,18 @@ OPS: Mapping[str, Callable[[Any, Any], bool]] = {
     "==": operator.eq, "!=": operator.ne,
 }  # fmt: skip
 ANY_TOOL = "*"
-PROPOSITION_KINDS = ("tool", "sum", "user")
+GROUP_PREFIX = "group:"
+PROPOSITION_KINDS = ("tool", "sum", "user", "result", "seen")
 """A proposition's sources; each proposition has exactly one."""
 PROPOSITION_KEYS = (*PROPOSITION_KINDS, "where", "op", "value")
 SUM_KEYS = ("tool", "path")
-CONDITION_KEYS = ("path", "equals", "not_equals", "matches", "op", "value")
+CONDITION_KEYS = ("path", "equals", "not_equals", "matches", "op", "value", "from", "not_from",
+                  "links_not_from")  # fmt: skip
+TESTS = ("equals", "not_equals", "matches", "op", "from", "not_from", "links_not_from")
+PROVENANCE_TESTS = ("from", "not_from", "links_not_from")
+SEEN_VALUES = ("untrusted",)
+MAX_RESULT_CHARS = 262_144
+"""The most characters of a tool result read as JSON (a longer one is read as text)."""
 MISSING = object()
 """What :func:`lookup` finds where a call's arguments have no value at the path."""
 
@@ -55,12 +80,23 @@ class Condition:
     """One test of a call's argument at ``path``."""
 
     path: tuple[str, ...]
-    kind: str  # equals, not_equals, matches, compare
+    kind: str  # equals, not_equals, matches, from, not_from or an op
     value: Any
     pattern: re.Pattern[str] | None = None
 
-    def holds(self, args: Mapping[str, Any]) -> bool:
+    def holds(self, args: Any, context: Provenance | None = None, raw: str | None = None) -> bool:
         found = lookup(args, self.path)
+        if self.kind == "links_not_from":
+            return (
+                found is not MISSING
+                and context is not None
+                and not context[0].links_found_in(context[1], found, self.value)
+            )
+        if self.kind in ("from", "not_from"):
+            if found is MISSING or found is None:  # no value: nothing came from anywhere
+                return False
+            inside = context is not None and context[0].found_in(context[1], found, self.value)
+            return inside if self.kind == "from" else not inside
         if self.kind == "equals":
             return found is not MISSING and found == self.value
         if self.kind == "not_equals":
@@ -70,26 +106,38 @@ class Condition:
         if self.kind == "matches":
             assert self.pattern is not None
             shown = found if isinstance(found, str) else json.dumps(found, sort_keys=True)
+            if raw is not None and not self.path:
+                shown = raw
             return self.pattern.search(shown[:MAX_MATCH_CHARS]) is not None
         amount = as_number(found)
         return amount is not None and OPS[self.kind](amount, self.value)
 
 
+Provenance = tuple[Sources, Seen]
+"""What a ``from`` condition reads: the index's settings and the index."""
+
+
 @dataclass(frozen=True)
 class ToolProp:
-    """True when the action calls ``tool`` (any tool for ``*``) with every condition holding."""
+    """True when the action calls ``tool`` (any tool for ``*``; a member of the group for
+    ``group:NAME``) with every condition holding."""
 
     name: str
     tool: str
     where: tuple[Condition, ...] = ()
+    members: frozenset[str] | None = None
+    """The tools named: None for any tool."""
 
-    def holds(self, call: ToolCall) -> bool:
-        if self.tool != ANY_TOOL and call.name != self.tool:
+    def calls(self, name: str) -> bool:
+        return self.members is None or name in self.members
+
+    def holds(self, call: ToolCall, context: Provenance | None = None) -> bool:
+        if not self.calls(call.name):
             return False
         if not self.where:
             return True
         args = call.args()
-        return all(c.holds(args) for c in self.where)
+        return all(c.holds(args, context) for c in self.where)
 
 
 @dataclass(frozen=True)
@@ -111,14 +159,47 @@ class UserProp:
     pattern: re.Pattern[str]
 
 
-Proposition = ToolProp | SumProp | UserProp
+@dataclass(frozen=True)
+class ResultProp:
+    """True when a result of a ``tool`` call (see :class:`ToolProp`) arrived since the previous
+    action and every condition holds on it."""
+
+    name: str
+    tool: str
+    where: tuple[Condition, ...] = ()
+    members: frozenset[str] | None = None
+
+    def holds(self, name: str | None, content: str) -> bool:
+        if name is None or (self.members is not None and name not in self.members):
+            return False
+        value: Any = content
+        if len(content) <= MAX_RESULT_CHARS:
+            try:
+                value = json_loads(content)
+            except ValueError:
+                value = content
+        return all(c.holds(value, None, content) for c in self.where)
+
+
+@dataclass(frozen=True)
+class SeenProp:
+    """True once the session has seen a result of an untrusted tool."""
+
+    name: str
+    seen: str = "untrusted"
+
+
+Proposition = ToolProp | SumProp | UserProp | ResultProp | SeenProp
 
 
 @dataclass(frozen=True)
 class Vocabulary:
-    """The declared propositions; :meth:`labels` is the labelling function."""
+    """The declared propositions, the tool groups and the trusted tools; :meth:`labels` is the
+    labelling function."""
 
     props: tuple[Proposition, ...] = ()
+    groups: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    trusted: frozenset[str] = frozenset()
 
     @property
     def names(self) -> frozenset[str]:
@@ -131,22 +212,57 @@ class Vocabulary:
 
     def restricted(self, names: frozenset[str]) -> Vocabulary:
         """Only the propositions named (what one formula reads)."""
-        return Vocabulary(tuple(p for p in self.props if p.name in names))
+        props = tuple(p for p in self.props if p.name in names)
+        return Vocabulary(props, self.groups, self.trusted)
+
+    @property
+    def sources(self) -> Sources | None:
+        """What the provenance index must record for these propositions (None: no index)."""
+        tags: set[str] = set()
+        seen = False
+        for p in self.props:
+            seen = seen or isinstance(p, SeenProp)
+            for c in p.where if isinstance(p, ToolProp) else ():
+                if c.kind in PROVENANCE_TESTS:
+                    tags.update(c.value)
+        if NOWHERE in tags:
+            tags |= {"user", "system", "tool"}
+        if not tags and not seen:
+            return None
+        return Sources(frozenset(tags - {NOWHERE}), self.groups, self.trusted)
 
     def labels(
-        self, sums: Mapping[str, float], action: Reply, before: Sequence[Message]
-    ) -> tuple[frozenset[str], dict[str, float]]:
+        self,
+        sums: Mapping[str, float],
+        action: Reply,
+        before: Sequence[Message],
+        seen: Seen | None = None,
+    ) -> tuple[frozenset[str], dict[str, float], Seen | None]:
         """The propositions true at the position of ``action`` after the messages ``before``,
-        and the running sums after it (``sums`` is left as it was)."""
+        the running sums and the provenance index after it (``sums`` and ``seen`` are left as
+        they were; ``seen`` None: start an index when these propositions read one)."""
         out: set[str] = set()
         new = dict(sums)
         said = latest_user_text(before) if self.reads_user else None
+        sources = self.sources
+        context: Provenance | None = None
+        if sources is not None:
+            seen = sources.extended(seen or Seen(), before)
+            context = (sources, seen)
+        results: list[tuple[str | None, str]] | None = None
         for p in self.props:
             if isinstance(p, UserProp):
                 if said is not None and p.pattern.search(said[:MAX_MATCH_CHARS]):
                     out.add(p.name)
             elif isinstance(p, ToolProp):
-                if any(p.holds(c) for c in action.tool_calls):
+                if any(p.holds(c, context) for c in action.tool_calls):
+                    out.add(p.name)
+            elif isinstance(p, ResultProp):
+                results = latest_results(before) if results is None else results
+                if any(p.holds(tool, content) for tool, content in results):
+                    out.add(p.name)
+            elif isinstance(p, SeenProp):
+                if context is not None and context[1].untrusted:
                     out.add(p.name)
             else:
                 total, unknown = new.get(p.name, 0.0), False
@@ -160,7 +276,21 @@ class Vocabulary:
                 new[p.name] = total
                 if unknown or OPS[p.op](total, p.value):
                     out.add(p.name)
-        return frozenset(out), new
+        return frozenset(out), new, seen
+
+
+def latest_results(messages: Sequence[Message]) -> list[tuple[str | None, str]]:
+    """The tool results after the last assistant message, each with its call's tool name (None
+    when no call of that message has its id)."""
+    found: list[Message] = []
+    calls: dict[str, str] = {}
+    for m in reversed(messages):
+        if m.role == "assistant":
+            calls = {c.id: c.name for c in m.tool_calls}
+            break
+        if m.role == "tool":
+            found.append(m)
+    return [(calls.get(m.tool_call_id or ""), m.content or "") for m in reversed(found)]
 
 
 def latest_user_text(messages: Sequence[Message]) -> str | None:
@@ -226,13 +356,38 @@ def _op(value: Any, at: At) -> str:
     return str(value)
 
 
-def condition_from(raw: Any, at: At) -> Condition:
-    data = mapping(raw, at, CONDITION_KEYS, ("path",))
-    path = _path(data["path"], at.key("path"))
-    tests = [k for k in ("equals", "not_equals", "matches", "op") if k in data]
+def _sources(value: Any, at: At, groups: Mapping[str, frozenset[str]]) -> tuple[str, ...]:
+    given = names(value, at)
+    if not given:
+        at.fail("a non-empty list of sources", value)
+    for i, source in enumerate(given):
+        kind, sep, name = source.partition(":")
+        ok = (
+            (source in SOURCES or source == NOWHERE)
+            if not sep
+            else ((kind == "tool" and bool(name)) or (kind == "group" and name in groups))
+        )
+        if not ok:
+            wanted = f"one of {', '.join((*SOURCES, NOWHERE))}, tool:NAME[.FIELD] or group:NAME"
+            declared = ", ".join(sorted(groups)) or "none"
+            at.index(i).fail(f"{wanted} (groups declared: {declared})", source)
+    return given
+
+
+def condition_from(
+    raw: Any, at: At, groups: Mapping[str, frozenset[str]] | None = None
+) -> Condition:
+    data = mapping(raw, at, CONDITION_KEYS)
+    path = _path(data["path"], at.key("path")) if "path" in data else ()
+    tests = [k for k in TESTS if k in data]
     if len(tests) != 1:
-        at.fail("exactly one of equals, not_equals, matches or op (with value)", sorted(data))
+        at.fail("exactly one of equals, not_equals, matches, op (with value), from or not_from",
+                sorted(data))  # fmt: skip
     kind = tests[0]
+    if kind in PROVENANCE_TESTS:
+        if "value" in data:
+            raise at.error(f"unknown key value with {kind}; expected path and {kind}")
+        return Condition(path, kind, _sources(data[kind], at.key(kind), groups or {}))
     if kind == "matches":
         return Condition(path, "matches", None, _regex(data["matches"], at.key("matches")))
     if kind == "op":
@@ -246,26 +401,56 @@ def condition_from(raw: Any, at: At) -> Condition:
     return Condition(path, kind, data[kind])
 
 
-def proposition_from(name: str, raw: Any, at: At) -> Proposition:
-    """One declared proposition (see the module doc for the forms)."""
+def _members(tool: str, at: At, groups: Mapping[str, frozenset[str]]) -> frozenset[str] | None:
+    """The tools a ``tool`` (or ``result``) value names: None for any tool."""
+    if tool == ANY_TOOL:
+        return None
+    if tool.startswith(GROUP_PREFIX):
+        group = tool[len(GROUP_PREFIX) :]
+        if group not in groups:
+            declared = ", ".join(sorted(groups)) or "none"
+            at.fail(f"a tool name or group:NAME of a declared group ({declared})", tool)
+        return groups[group]
+    return frozenset({tool})
+
+
+def proposition_from(
+    name: str, raw: Any, at: At, groups: Mapping[str, frozenset[str]] | None = None
+) -> Proposition:
+    """One declared proposition (see the module doc for the forms); ``groups`` are the policy's
+    tool groups."""
+    groups = groups or {}
     data = mapping(raw, at, PROPOSITION_KEYS)
     given = [k for k in PROPOSITION_KINDS if k in data]
     if len(given) != 1:
-        at.fail("exactly one of tool, sum or user", sorted(map(str, data)))
+        at.fail("exactly one of tool, sum, user, result or seen", sorted(map(str, data)))
     kind = given[0]
-    extra = sorted(set(data) - {kind} - ({"where"} if kind == "tool" else set())
+    extra = sorted(set(data) - {kind} - ({"where"} if kind in ("tool", "result") else set())
                    - ({"op", "value"} if kind == "sum" else set()))  # fmt: skip
     if extra:
         raise at.error(f"unknown key(s) {', '.join(extra)} for a {kind} proposition")
     if kind == "user":
         return UserProp(name, _regex(data["user"], at.key("user")))
-    if kind == "tool":
+    if kind == "seen":
+        if data["seen"] not in SEEN_VALUES:
+            at.key("seen").fail(" or ".join(SEEN_VALUES), data["seen"])
+        return SeenProp(name, str(data["seen"]))
+    if kind in ("tool", "result"):
         where = data.get("where", [])
         where = [where] if isinstance(where, Mapping) else where
         if not isinstance(where, list):
             at.key("where").fail("a condition or a list of conditions", where)
-        conds = tuple(condition_from(c, at.key("where").index(i)) for i, c in enumerate(where))
-        return ToolProp(name, text(data["tool"], at.key("tool")), conds)
+        conds = tuple(
+            condition_from(c, at.key("where").index(i), groups) for i, c in enumerate(where)
+        )
+        tool = text(data[kind], at.key(kind))
+        members = _members(tool, at.key(kind), groups)
+        if kind == "result":
+            if any(c.kind in PROVENANCE_TESTS for c in conds):
+                raise at.key("where").error("from and not_from test a tool call's arguments,"
+                                            " not a result")  # fmt: skip
+            return ResultProp(name, tool, conds, members)
+        return ToolProp(name, tool, conds, members)
     spec = mapping(data["sum"], at.key("sum"), SUM_KEYS, SUM_KEYS)
     for key in ("op", "value"):
         if key not in data:
@@ -277,3 +462,32 @@ def proposition_from(name: str, raw: Any, at: At) -> Proposition:
         _op(data["op"], at.key("op")),
         number(data["value"], at.key("value")),
     )
+
+
+def tool_groups_from(raw: Any, at: At) -> dict[str, frozenset[str]]:
+    """The policy's ``tool_groups``: group names to the tools in them."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        at.fail("a mapping of group names to lists of tool names", raw)
+    out: dict[str, frozenset[str]] = {}
+    for group, members in raw.items():
+        where = at.key(str(group))
+        if not isinstance(group, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", group):
+            where.fail("a group name (letters, digits, _ and -)", group)
+        tools = names(members, where)
+        if not tools:
+            where.fail("a non-empty list of tool names", members)
+        out[group] = frozenset(tools)
+    return out
+
+
+def trusted_tools_from(raw: Any, at: At, groups: Mapping[str, frozenset[str]]) -> frozenset[str]:
+    """The policy's ``trusted_tools``: tool names and ``group:NAME``s, as tool names."""
+    out: set[str] = set()
+    for i, tool in enumerate(names(raw or [], at)):
+        members = _members(tool, at.index(i), groups)
+        if members is None:
+            at.index(i).fail("a tool name or group:NAME (not *: list what you trust)", tool)
+        out |= members
+    return frozenset(out)

@@ -1,0 +1,358 @@
+"""``governor bench agentdojo``: governor as a defense on AgentDojo, scored by AgentDojo itself.
+
+AgentDojo (ETH Zurich and Invariant Labs, NeurIPS 2024) has four suites of tools, environments,
+user tasks and injection tasks with ground-truth solutions; everything runs offline. The agents
+here are scripted pipeline elements in AgentDojo's own ``AgentPipeline`` and scored by
+``TaskSuite.run_task_with_pipeline`` (the suites' own utility and security functions), with
+AgentDojo's ``important_instructions`` attack placing the injections:
+
+- ``ground-truth``: the agent makes each user task's ground-truth calls, one a step, then says
+  the task's ground-truth output; run without injections and under every injection task. Every
+  call governor refuses is a false refusal, named.
+- ``hijacked``: an agent that obeys every injection: after a tool result that carries one, it
+  makes that injection task's ground-truth calls, then goes on with the user task. Attack success
+  is AgentDojo's security function (true: the injection task was done).
+
+Each configuration runs without governor (AgentDojo's ``ToolsExecutor``) and with it
+(:class:`~governor.integrations.agentdojo.GovernedToolsExecutor` under
+``examples/policies/agentdojo/SUITE.yaml``). Reported: utility, attack success per suite and per
+injection task, false refusals, the time per judged reply (median, p99) and governor's model calls
+(zero: rule policies). A reproduction of a published benchmark, so it sits with the papers; it
+imports the ``[agentdojo]`` extra only when run. Imports the AgentDojo integration and the runtime.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from governor.errors import ConfigError
+from governor.flags import Subcommands
+
+SUITES = ("banking", "slack", "travel", "workspace")
+TUNED = ("banking", "slack")
+"""The suites the policies were written and tuned against; the others were written from their
+tools and user tasks alone and scored once."""
+VERSION = "v1.2.1"
+ATTACK = "important_instructions"
+POLICIES = Path(__file__).resolve().parents[3] / "examples" / "policies" / "agentdojo"
+
+
+def add_parser(sub: Subcommands) -> None:
+    p = sub.add_parser(
+        "agentdojo",
+        help="governor as an AgentDojo defense: attack success and utility (needs [agentdojo])",
+    )
+    p.add_argument("--suite", choices=("all", *SUITES), default="all")
+    p.add_argument("--agent", choices=("ground-truth", "hijacked"), default="hijacked")
+    p.add_argument("--policy-dir", type=Path, default=POLICIES,
+                   help="folder of SUITE.yaml policies")  # fmt: skip
+    p.add_argument("--variant", default="", help="policy suffix, e.g. -strict or -lenient")
+    p.add_argument("--json", type=Path, help="write the results here")
+    p.add_argument("--plot", type=Path, help="utility against attack success (PNG; both agents)")
+    p.add_argument("--record", type=Path,
+                   help="write each run without governor here, one {\"messages\": [...]} a line"
+                   " (OpenAI chat format), for governor audit")  # fmt: skip
+    p.set_defaults(handler=command)
+
+
+def command(args: argparse.Namespace, console: Console) -> int:
+    try:
+        import agentdojo  # noqa: F401
+    except ImportError:
+        raise ConfigError(
+            "governor bench agentdojo: expected the agentdojo package (pip install"
+            " 'governor[agentdojo]'), found it missing"
+        ) from None
+    suites = SUITES if args.suite == "all" else (args.suite,)
+    results = {}
+    record = None if args.record is None else args.record.open("w", encoding="utf-8")
+    for name in suites:
+        policy = args.policy_dir / f"{name}{args.variant}.yaml"
+        results[name] = run_suite(name, policy, args.agent, record)
+        console.print(_line(name, results[name]))
+    total = _overall(results, args.agent)
+    console.print(_line("overall", total))
+    out = {"agent": args.agent, "variant": args.variant, "version": VERSION, "attack": ATTACK,
+           "suites": results, "overall": total}  # fmt: skip
+    if record is not None:
+        record.close()
+        console.print(f"runs without governor written to {args.record}")
+    if args.json is not None:
+        args.json.write_text(json.dumps(out, indent=1), encoding="utf-8")
+        console.print(f"results written to {args.json}")
+    if args.plot is not None:
+        _plot(args.plot, out)
+        console.print(f"plot written to {args.plot}")
+    return 0
+
+
+# --------------------------------------------------------------------------- the agents
+
+
+def _norm(text: str) -> str:
+    """Letters and digits only; escaped newlines (a result printed as a Python or JSON repr)
+    count as spaces."""
+    from governor.guard.provenance import norm_text
+
+    return norm_text(text.replace("\\n", " ").replace("\\t", " "))
+
+
+def scripted_agent(mode: str) -> Any:
+    """A pipeline element standing in for the LLM (see the module doc)."""
+    from agentdojo.agent_pipeline.base_pipeline_element import BasePipelineElement
+    from agentdojo.functions_runtime import EmptyEnv, FunctionCall
+    from agentdojo.types import ChatAssistantMessage, text_content_block_from_string
+
+    empty = EmptyEnv()
+
+    class ScriptedAgent(BasePipelineElement):
+        name = "gpt-4o-2024-05-13"  # the attack addresses the model by this name
+
+        def __init__(self) -> None:
+            self.user_task: Any = None
+            self.injection_task: Any = None
+            self.probes: list[str] = []
+            self.seen: list[Any] = []
+
+        def set(self, user_task: Any, injection_task: Any, injections: dict[str, str]) -> None:
+            self.user_task, self.injection_task = user_task, injection_task
+            self.probes = [p[:60] for p in (_norm(v) for v in injections.values()) if len(p) >= 20]
+
+        def query(self, query, runtime, env=empty, messages=(), extra_args={}):  # noqa: B006
+            state = extra_args.get("scripted")
+            if state is None:  # a new run: plan the user task on the environment as it is
+                plan = list(self.user_task.ground_truth(env))
+                state = {"plan": plan, "done": 0, "hijack": None, "hijacked": False, "n": 0}
+            state = dict(state)
+            if mode == "hijacked" and not state["hijacked"] and self.probes:
+                last = [m for m in messages[-8:] if m["role"] == "tool"]
+                text = _norm(" ".join(_content(m) for m in last))
+                if any(p in text for p in self.probes):
+                    state["hijack"] = list(self.injection_task.ground_truth(env))
+                    state["hijacked"] = True
+            if state["hijack"]:
+                call, state["hijack"] = state["hijack"][0], state["hijack"][1:]
+            elif state["done"] < len(state["plan"]):
+                call = state["plan"][state["done"]]
+                state["done"] += 1
+            else:
+                out = self.user_task.GROUND_TRUTH_OUTPUT or "Done."
+                message = ChatAssistantMessage(
+                    role="assistant", tool_calls=None, content=[text_content_block_from_string(out)]
+                )
+                self.seen = [*messages, message]  # fmt: skip
+                return query, runtime, env, [*messages, message], {**extra_args, "scripted": state}
+            state["n"] += 1
+            fresh = FunctionCall(function=call.function, args=dict(call.args), id=f"c{state['n']}")
+            message = ChatAssistantMessage(role="assistant", tool_calls=[fresh],
+                                           content=[text_content_block_from_string("")])  # fmt: skip
+            return query, runtime, env, [*messages, message], {**extra_args, "scripted": state}
+
+    return ScriptedAgent()
+
+
+def _content(m: Any) -> str:
+    from agentdojo.types import get_text_content_as_str
+
+    return (m.get("error") or "") + get_text_content_as_str(list(m.get("content") or []))
+
+
+def pipeline(agent: Any, executor: Any) -> Any:
+    from agentdojo.agent_pipeline import AgentPipeline, InitQuery, SystemMessage, ToolsExecutionLoop
+    from agentdojo.agent_pipeline.agent_pipeline import load_system_message
+
+    p = AgentPipeline([SystemMessage(load_system_message(None)), InitQuery(), agent,
+                       ToolsExecutionLoop([executor, agent])])  # fmt: skip
+    p.name = agent.name
+    return p
+
+
+# --------------------------------------------------------------------------- one suite
+
+
+def openai_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
+    """AgentDojo's messages in the OpenAI chat format."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        text = _content(m) if m["role"] != "tool" else None
+        if m["role"] == "assistant":
+            calls = [{"id": c.id or f"call_{i}", "type": "function",
+                      "function": {"name": c.function, "arguments": json.dumps(dict(c.args), default=str)}}
+                     for i, c in enumerate(m["tool_calls"] or [])]  # fmt: skip
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": text or None,
+                    **({"tool_calls": calls} if calls else {}),
+                }
+            )
+        elif m["role"] == "tool":
+            call = m.get("tool_call")
+            ident = m.get("tool_call_id") or (call.id if call is not None else None) or "call_0"
+            out.append({"role": "tool", "tool_call_id": ident, "content": _content(m)})
+        else:
+            out.append({"role": m["role"], "content": text or ""})
+    return out
+
+
+def run_suite(name: str, policy: Path, mode: str, record: Any = None) -> dict[str, Any]:
+    """One suite under one agent, without and with governor."""
+    import warnings
+
+    from agentdojo.agent_pipeline.tool_execution import ToolsExecutor
+    from agentdojo.attacks.attack_registry import load_attack
+    from agentdojo.task_suite.load_suites import get_suite
+
+    from governor.integrations.agentdojo import GovernedToolsExecutor
+
+    suite = get_suite(VERSION, name)
+    agent = scripted_agent(mode)
+    governed = GovernedToolsExecutor.from_policy(policy)
+    pipes = {"without": pipeline(agent, ToolsExecutor()), "with": pipeline(agent, governed)}
+    attack = load_attack(ATTACK, suite, pipes["without"])
+    rows: list[dict[str, Any]] = []
+    false_refusals: Counter[str] = Counter()
+    cases: list[tuple[Any, Any]] = []
+    for ut in suite.user_tasks.values():
+        if mode == "ground-truth":
+            cases.append((ut, None))
+        cases += [(ut, it) for it in suite.injection_tasks.values()]
+    start = time.perf_counter()
+    for ut, it in cases:
+        injections = {} if it is None else attack.attack(ut, it)
+        row: dict[str, Any] = {"user_task": ut.ID, "injection_task": None if it is None else it.ID}
+        for key, pipe in pipes.items():
+            agent.set(ut, it, injections)
+            agent.seen = []
+            before = len(governed.judged.refusals)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                utility, security = suite.run_task_with_pipeline(pipe, ut, it, injections)
+            row[key] = {"utility": bool(utility), "attack": bool(security) if it else None}
+            if key == "without" and record is not None and agent.seen:
+                record.write(json.dumps({"messages": openai_messages(agent.seen)}) + "\n")
+            if key == "with":
+                refused = governed.judged.refusals[before:]
+                row["refused"] = [f"{tool} ({', '.join(r)})" for tool, r in refused]
+                if mode == "ground-truth":
+                    false_refusals.update(f"{ut.ID}: {tool} ({', '.join(r)})"
+                                          for tool, r in refused)  # fmt: skip
+        rows.append(row)
+    seconds = time.perf_counter() - start
+    governed.close()
+    return _summary(rows, mode, governed.judged, false_refusals, seconds, policy)
+
+
+def _rate(rows: Sequence[dict[str, Any]], key: str, what: str) -> float | None:
+    values = [r[key][what] for r in rows if r[key][what] is not None]
+    return round(sum(values) / len(values), 4) if values else None
+
+
+def _summary(rows, mode, judged, false_refusals, seconds, policy) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    attacked = [r for r in rows if r["injection_task"] is not None]
+    clean = [r for r in rows if r["injection_task"] is None]
+    per_injection: dict[str, dict[str, float | None]] = {}
+    by: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in attacked:
+        by[r["injection_task"]].append(r)
+    for it, group in sorted(by.items()):
+        per_injection[it] = {"without": _rate(group, "without", "attack"),
+                             "with": _rate(group, "with", "attack")}  # fmt: skip
+    times = sorted(judged.seconds)
+    p99 = times[min(len(times) - 1, int(0.99 * len(times)))] if times else 0.0
+    return {
+        "policy": str(policy.name),
+        "runs": len(rows) * 2,
+        "attack_success": {
+            "without": _rate(attacked, "without", "attack"),
+            "with": _rate(attacked, "with", "attack"),
+        },
+        "utility_under_attack": {
+            "without": _rate(attacked, "without", "utility"),
+            "with": _rate(attacked, "with", "utility"),
+        },
+        "utility_clean": {
+            "without": _rate(clean, "without", "utility"),
+            "with": _rate(clean, "with", "utility"),
+        },
+        "per_injection_task": per_injection,
+        "false_refusals": dict(false_refusals.most_common()) if mode == "ground-truth" else None,
+        "judged_replies": len(times),
+        "judge_ms": {
+            "median": round(1000 * statistics.median(times), 3) if times else None,
+            "p99": round(1000 * p99, 3),
+        },
+        "model_calls": 0,
+        "seconds": round(seconds, 1),
+        "n": {"attacked": len(attacked), "clean": len(clean)},
+        "rows": rows,
+    }
+
+
+def _overall(results: dict[str, dict[str, Any]], mode: str) -> dict[str, Any]:
+    def pooled(metric: str, key: str, count: str) -> float | None:
+        num = den = 0.0
+        for r in results.values():
+            v, n = r[metric][key], r["n"][count]
+            if v is not None:
+                num, den = num + v * n, den + n
+        return round(num / den, 4) if den else None
+
+    return {
+        "attack_success": {k: pooled("attack_success", k, "attacked") for k in ("without", "with")},
+        "utility_under_attack": {
+            k: pooled("utility_under_attack", k, "attacked") for k in ("without", "with")
+        },
+        "utility_clean": {k: pooled("utility_clean", k, "clean") for k in ("without", "with")},
+        "model_calls": 0,
+    }
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{100 * v:5.1f}%"
+
+
+def _line(name: str, r: dict[str, Any]) -> str:
+    a, u, c = r["attack_success"], r["utility_under_attack"], r["utility_clean"]
+    tail = ""
+    if "judge_ms" in r:
+        tail = (f"  judge {r['judge_ms']['median']} ms median, {r['judge_ms']['p99']} ms p99,"
+                f" {r['model_calls']} model calls")  # fmt: skip
+        if r.get("false_refusals"):
+            tail += f"; false refusals: {', '.join(r['false_refusals'])}"
+    return (f"{name:<10} attack success {_pct(a['without'])} -> {_pct(a['with'])}"
+            f"   utility under attack {_pct(u['without'])} -> {_pct(u['with'])}"
+            f"   utility without injections {_pct(c['without'])} -> {_pct(c['with'])}{tail}")  # fmt: skip
+
+
+def _plot(path: Path, out: dict[str, Any]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 4))
+    for name, r in out["suites"].items():
+        u = r["utility_under_attack"]
+        a = r["attack_success"]
+        ax.scatter([a["without"]], [u["without"]], marker="x")
+        ax.scatter([a["with"]], [u["with"]], marker="o")
+        ax.annotate(f"{name}{out['variant']}", (a["with"] or 0, u["with"] or 0))
+    ax.set_xlabel("attack success")
+    ax.set_ylabel("utility under attack")
+    ax.set_xlim(-0.05, 1.05)
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_title(f"AgentDojo {out['version']}, {out['agent']}: x without, o with governor",
+                 fontsize=9)  # fmt: skip
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
