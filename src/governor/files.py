@@ -1,6 +1,7 @@
 """Reading and writing the files governor is configured by and reports to: UTF-8 text with the
 byte offset of a bad byte named, YAML or JSON mappings (at most :data:`MAX_MAPPING_BYTES`),
-indented JSON results; and :func:`json_loads`, the JSON reader for untrusted text.
+indented JSON results; JSON-lines sets (:func:`json_lines`); and :func:`json_loads`, the JSON
+reader for untrusted text.
 
 Imports the error tree only.
 """
@@ -8,6 +9,7 @@ Imports the error tree only.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,20 @@ def read_text(path: str | Path) -> str:
     except UnicodeDecodeError as exc:
         found = f"the bytes {data[exc.start : exc.start + 4]!r} at byte offset {exc.start}"
         raise ConfigError(f"{path}: expected UTF-8 text, found {found}") from exc
+
+
+def json_lines(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """Each non-blank line of a JSON-lines file, read, with its 1-based line number; a line that
+    is not JSON is a ConfigError naming the file and the line."""
+    for i, line in enumerate(read_text(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            yield i, json_loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"{path}:{i}: {expected('a JSON object', line[:60])} ({exc})"
+            ) from None
 
 
 def load_mapping(path: str | Path) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from governor.backends.messages import ToolCall
 from governor.backends.openai import OpenAIBackend
 from governor.config import BackendConfig
 from governor.errors import BackendResponseError, ConfigError, GovernorError
-from governor.files import MAX_MAPPING_BYTES, load_mapping
+from governor.files import MAX_MAPPING_BYTES, json_lines, load_mapping
 from governor.guard import load_policy
 from governor.ltl.english.domain_file import load_domain_file
 from governor.trace import read_trace
@@ -45,6 +45,20 @@ def test_a_trace_line_nested_too_deeply(tmp_path: Path) -> None:
     path.write_text(DEEP_JSON + "\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="line 1"):
         read_trace(path)
+
+
+def test_a_json_lines_set_names_its_bad_line(tmp_path: Path) -> None:
+    path = tmp_path / "set.jsonl"
+    path.write_text('{"text": "a"}\n\n' + DEEP_JSON + "\n", encoding="utf-8")
+    read = json_lines(path)
+    assert next(read) == (1, {"text": "a"})
+    with pytest.raises(
+        ConfigError, match=r"set\.jsonl:3: expected a JSON object.*nested too deeply"
+    ):
+        next(read)
+    path.write_bytes(b'{"text": "\xff"}\n')
+    with pytest.raises(ConfigError, match="expected UTF-8 text"):
+        list(json_lines(path))
 
 
 def test_a_transcript_line_nested_too_deeply(tmp_path: Path) -> None:

@@ -22,14 +22,13 @@ World-free: imports the error tree, the file readers, the LTL logic and the tran
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from governor.errors import ConfigError, GovernorError, expected
-from governor.files import read_text
+from governor.files import json_lines
 from governor.ltl import operators as op
 from governor.ltl import syntax as s
 from governor.ltl.domain import Domain
@@ -54,20 +53,12 @@ def load_gold_set(path: Path, gold_format: str = "infix") -> list[dict[str, Any]
         raise ConfigError(f"--gold-format: {expected(' or '.join(GOLD_FORMATS), gold_format)}")
     reader = parse if gold_format == "infix" else parse_prefix
     out = []
-    for i, line in enumerate(read_text(path).splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(
-                f"{path}:{i}: {expected('a JSON object', line[:60])} ({exc})"
-            ) from None
+    for i, rec in json_lines(path):
         if not isinstance(rec, dict) or not all(
             isinstance(rec.get(k), str) for k in ("text", "ltl")
         ):
             raise ConfigError(
-                f"{path}:{i}: {expected('the string fields text and ltl', line[:60])}"
+                f"{path}:{i}: {expected('the string fields text and ltl', str(rec)[:60])}"
             )
         try:
             gold = reader(rec["ltl"].replace("~", "!"))

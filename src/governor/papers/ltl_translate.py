@@ -19,7 +19,6 @@ alphabet (one place at a time, props free), found by an exhaustive search of
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -34,7 +33,7 @@ from governor.bench.ltl_people import GOLD_FORMATS
 from governor.config import check_range
 from governor.data import shared_data_dir
 from governor.errors import ConfigError, expected
-from governor.files import read_text, write_json
+from governor.files import json_lines, write_json
 from governor.flags import Subcommands
 from governor.ltl import operators as op
 from governor.ltl.english.domain_file import load_domain_file, user_domain
@@ -75,15 +74,7 @@ def data_dir() -> Path:
 def load_set(path: Path) -> list[dict[str, Any]]:
     """The records of one JSON-lines file; an error names the line and the missing field."""
     out = []
-    for i, line in enumerate(read_text(path).splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(
-                f"{path}:{i}: {expected('a JSON object', line[:60])} ({exc})"
-            ) from None
+    for i, rec in json_lines(path):
         missing = [k for k in FIELDS if not isinstance(rec, dict) or k not in rec]
         if missing:
             raise ConfigError(f"{path}:{i}: {expected('the fields ' + ', '.join(FIELDS), missing)}")
