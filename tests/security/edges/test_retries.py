@@ -5,32 +5,15 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import openai
 import pytest
-from edge_helpers import ALICE_KEY, admin_get, client, edge_service, owner_prefix
-from fake_openai_server import API_KEY, FakeOpenAIServer, Reply
-from serve_helpers import answer, text, tools_guard
-
-from governor.guard import Guard
+from edge_helpers import ALICE_KEY, admin_get, client, owner_prefix
+from fake_openai_server import FakeOpenAIServer, Reply
+from serve_helpers import answer, text
 
 HI = [{"role": "user", "content": "hi"}]
-
-
-@pytest.fixture
-def guard(server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[Guard]:
-    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
-    made = tools_guard(server.url)
-    yield made
-    made.backend.close()  # type: ignore[attr-defined]
-
-
-@pytest.fixture
-def base(guard: Guard) -> Iterator[str]:
-    with edge_service(guard) as url:
-        yield url
 
 
 def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:

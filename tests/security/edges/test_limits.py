@@ -9,7 +9,6 @@ import contextlib
 import gc
 import socket
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -22,14 +21,6 @@ from serve_helpers import text, tools_guard
 from governor.guard import Guard, MemoryStore
 from governor.serve.app import Limits
 from governor.serve.connections import uvicorn_options
-
-
-@pytest.fixture
-def guard(server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[Guard]:
-    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
-    made = tools_guard(server.url)
-    yield made
-    made.backend.close()  # type: ignore[attr-defined]
 
 
 def turns(n: int) -> list[dict[str, str]]:

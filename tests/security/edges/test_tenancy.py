@@ -5,31 +5,13 @@ two client keys in front of the scripted upstream."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import openai
 import pytest
-from edge_helpers import ALICE_KEY, BOB_KEY, admin_get, client, edge_service, owner_prefix
-from fake_openai_server import API_KEY, FakeOpenAIServer
-from serve_helpers import TOOLS, text, tool_call, tools_guard
-
-from governor.guard import Guard
+from edge_helpers import ALICE_KEY, BOB_KEY, admin_get, client, owner_prefix
+from fake_openai_server import FakeOpenAIServer
+from serve_helpers import TOOLS, text, tool_call
 
 CARD = "4111 1111 1111 1111, 12 Elm Street"
-
-
-@pytest.fixture
-def guard(server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[Guard]:
-    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
-    made = tools_guard(server.url)
-    yield made
-    made.backend.close()  # type: ignore[attr-defined]
-
-
-@pytest.fixture
-def base(guard: Guard) -> Iterator[str]:
-    with edge_service(guard) as url:
-        yield url
 
 
 def alice_history(base: str, server: FakeOpenAIServer) -> list[dict[str, str]]:
