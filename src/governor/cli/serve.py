@@ -133,6 +133,28 @@ def serve_command(args: argparse.Namespace, console: Console) -> int:
     try:
         import uvicorn
 
+        from governor.serve.connections import uvicorn_options
+    except ImportError as exc:
+        raise ConfigError(
+            f"serve: expected the [serve] extra (pip install -e '.[serve]' in the governor checkout), found {exc}"
+        ) from None
+    app = build_app(args, console)
+    # What was loaded at start (policy, overlays, models) lives as long as the process: out of
+    # the collector's view, a full collection under load pauses for milliseconds, not 100s.
+    gc.collect()
+    gc.freeze()
+    connections = uvicorn_options(
+        header_timeout_s=args.header_timeout,
+        keep_alive_s=args.keep_alive,
+        max_connections=args.max_connections,
+    )
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info", **connections)
+    return 0
+
+
+def build_app(args: argparse.Namespace, console: Console) -> Any:
+    """The service's app from the parsed ``serve`` arguments (its start-up lines on ``console``)."""
+    try:
         from governor.serve import (
             KeyChecker,
             create_app,
@@ -142,7 +164,6 @@ def serve_command(args: argparse.Namespace, console: Console) -> int:
         )
         from governor.serve.app import Limits
         from governor.serve.auth import KEYS_FILE_ENV
-        from governor.serve.connections import uvicorn_options
     except ImportError as exc:
         raise ConfigError(
             f"serve: expected the [serve] extra (pip install -e '.[serve]' in the governor checkout), found {exc}"
@@ -188,14 +209,4 @@ def serve_command(args: argparse.Namespace, console: Console) -> int:
         soft_wrap=True,
     )
     console.print(f"listening on http://{args.host}:{args.port}/v1", markup=False)
-    # What was loaded at start (policy, overlays, models) lives as long as the process: out of
-    # the collector's view, a full collection under load pauses for milliseconds, not 100s.
-    gc.collect()
-    gc.freeze()
-    connections = uvicorn_options(
-        header_timeout_s=args.header_timeout,
-        keep_alive_s=args.keep_alive,
-        max_connections=args.max_connections,
-    )
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info", **connections)
-    return 0
+    return app
