@@ -336,9 +336,9 @@ def test_batch_keeps_every_record_when_one_sentence_reaches_a_bug(
 
 def test_translate_the_drone_commands_convention() -> None:
     drone = str(EXAMPLE.parent / "drone.yaml")
-    sentence = "go to the yellow room through the twond floor"
+    sentence = "go to the yellow room through the secnod floor"
     _, out = run("translate", "--json", "--domain-file", drone, "--convention", "drone_commands",
                  sentence)  # fmt: skip
     (view,) = json.loads(out)["constraints"]
     assert view["formula"] == "F(second_floor & F yellow_room)"
-    assert "read twond -> second" in view["reading"]
+    assert "read secnod -> second" in view["reading"]

@@ -74,7 +74,7 @@ OWN_SET = [  # our own sentences, with the formulas their writer intended
     {"text": "fly to the red room , then to landmark three .", "ltl": "F ( red_room & F ( landmark_3 ) )"},
     {"text": "go to the blue room without leaving the first floor", "ltl": "F ( blue_room ) & G ( first_floor )"},
     {"text": "keep away from the red room until you reach landmark two", "ltl": "~ ( red_room ) U ( landmark_2 )"},
-    {"text": "go to the green room through the twond floor", "ltl": "F ( second_floor & F ( green_room ) )"},
+    {"text": "go to the green room through the secnod floor", "ltl": "F ( second_floor & F ( green_room ) )"},
     {"text": "go to the yellow room then the orange room", "ltl": "F ( orange_room & F ( yellow_room ) )"},
     {"text": "go to landmark two without changing floors", "ltl": "F ( landmark_2 ) & G ( first_floor )"},
 ]  # fmt: skip

@@ -15,7 +15,7 @@ from governor.ltl.domain import Domain
 from governor.ltl.english.domain_file import load_domain_file, user_domain
 from governor.ltl.english.grammar.commands import command_symbols, read_command
 from governor.ltl.english.grammar.readings import DRONE_COMMANDS, SAFETY_CHIP
-from governor.ltl.english.grounding.spelling import correct, within
+from governor.ltl.english.grounding.spelling import correct, fused_ordinals, within
 from governor.ltl.english.translate import translate_offline
 
 DRONE = Path(__file__).parents[3] / "examples" / "domains" / "drone.yaml"
@@ -35,13 +35,28 @@ def read(sentence: str, domain: Domain, convention: str = SAFETY_CHIP) -> str | 
 # -- item 1: never crash ----------------------------------------------------------------------
 
 
-def test_the_issue_typo_no_longer_crashes_and_is_corrected(drone: Domain) -> None:
+def test_the_issue_typo_no_longer_crashes_and_is_not_guessed(drone: Domain) -> None:
     sentence = "go to the yellow room through the twond floor"
-    t = translate_offline(sentence, drone, DRONE_COMMANDS)
-    assert str(t.formula) == "F(second_floor & F yellow_room)"
-    assert t.reading is not None and "read twond -> second" in t.reading
-    plain = translate_offline(sentence, drone)  # the default conventions: fails, with a reason
-    assert plain.formula is None and plain.error and "internal error" not in plain.error
+    for convention in (DRONE_COMMANDS, SAFETY_CHIP):
+        t = translate_offline(sentence, drone, convention)
+        assert t.formula is None and t.error is not None
+        assert t.error.startswith("could not read 'twond': a number word run together")
+    said = translate_offline("go to the yellow room through the 2nd floor", drone, DRONE_COMMANDS)
+    assert str(said.formula) == "F(second_floor & F yellow_room)"
+    assert said.reading is not None and "read 2nd -> second" in said.reading
+
+
+@pytest.mark.parametrize(
+    ("text", "fused"),
+    [
+        ("go to the onest floor", ["onest"]),
+        ("threerd floor, then the twond floor and the fourth", ["threerd", "twond"]),
+        ("go to the fourth room, then the ninth", []),
+        ("go to the 3st floor", []),
+    ],
+)
+def test_a_number_run_together_with_an_ordinal_ending_is_named(text: str, fused: list[str]) -> None:
+    assert fused_ordinals(text) == fused
 
 
 def test_an_error_inside_the_translator_fails_the_sentence(
@@ -188,7 +203,9 @@ def test_a_detached_nt_is_not() -> None:
          "the blue -> blue room"),
         ("reach the secnod floor", "reach the second floor", "secnod -> second"),
         ("the purpel room", "the purple room", "purpel -> purple"),
-        ("go to the onest floor", "go to the first floor", "onest -> first"),
+        ("go to the 1st floor", "go to the first floor", "1st -> first"),
+        ("go to the onest floor", "go to the onest floor", None),
+        ("go to the 1nd floor", "go to the 1nd floor", None),
         ("pass landmark three", "pass landmark 3", None),
     ],
 )  # fmt: skip

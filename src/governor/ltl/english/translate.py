@@ -32,7 +32,7 @@ from governor.ltl.english.grammar.commands import COMMANDS, read_command
 from governor.ltl.english.grammar.normaliser import symbols
 from governor.ltl.english.grammar.readings import Parse, Reading
 from governor.ltl.english.grounding.lift import Lifted, lift
-from governor.ltl.english.grounding.spelling import correct, heads
+from governor.ltl.english.grounding.spelling import correct, fused_ordinals, heads
 from governor.ltl.english.readback import english
 from governor.ltl.english.templates import match_lifted
 from governor.ltl.satisfiability import powerset, search
@@ -140,6 +140,13 @@ def translate_offline(
 
 
 def _translate(sentence: str, domain: Domain, convention: str) -> Translation:
+    fused = fused_ordinals(sentence)
+    if fused:
+        return Translation(
+            sentence, None, error=f"could not read {', '.join(map(repr, fused))}: a number word"
+            " run together with another ordinal's ending is not corrected (which ordinal is meant"
+            " is a guess); say 'second' or '2nd'",
+        )  # fmt: skip
     text, fixes = correct(sentence, domain)
     corrected = tuple(f"read {x}" for x in fixes)
     try:

@@ -1,18 +1,22 @@
 """Misspelled domain words, corrected and declared before grounding.
 
-People misspell the names of places ("the secnod floor") and write ordinals as a number word with
-the suffix of the digits ("twond floor" for "2nd floor", "onest", "threerd"). A word is corrected
-when it is not a word of the domain, not a word the translator reads, and either
+People misspell the names of places ("the secnod floor"). A word is corrected when it is not a
+word of the domain, not a word the translator reads, and within edit distance 1 (a word of five
+letters or more) or 2 (eight letters or more) of exactly one word of the domain's names and
+aliases, sharing its first letter. An ordinal in digits with its own ending is its word ("2nd" is
+"second"; "2st" is left as it is).
 
-- a number word with an ordinal suffix (``st``, ``nd``, ``rd``, ``th``): the ordinal; or
-- within edit distance 1 (a word of five letters or more) or 2 (eight letters or more) of exactly
-  one word of the domain's names and aliases, sharing its first letter.
+A number word run together with an ordinal's ending that is not its own ("twond", "onest",
+"threerd": :func:`fused_ordinals`) is not corrected: it is no misspelling of one word but two
+words run together, and which ordinal it stands for is a guess (on people-written drone commands
+the intended floor of each such word is spread evenly over the three floors), so the translator
+fails the sentence and names the word.
 
 A number word after a domain word whose names take a number is that number ("landmark one" for
 ``landmark_1``). A place may be named by its distinctive word (a word of exactly one name of two
 or more words) with another head noun ("the green area", "the green one": ``green_room``) or
 none ("the blue", when "blue" is no word the translator reads). Each correction is named
-(``twond -> second``, ``green area -> green room``) so that the reading says it; a word near two
+(``secnod -> second``, ``green area -> green room``) so that the reading says it; a word near two
 domain words is left as it is (the sentence then fails on it). Linear in the words, each compared
 with the domain's words (bounded: :data:`MAX_VOCABULARY`).
 
@@ -63,7 +67,23 @@ HEADS = frozenset({"area", "one", "zone", "region", "part", "section", "place", 
 """Head nouns a place's distinctive word may take instead of its own."""
 NUMBERS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
            "seven": "7", "eight": "8", "nine": "9"}  # fmt: skip
+WORDS = {v: k for k, v in NUMBERS.items()}
+DIGIT_SUFFIX = {"1": "st", "2": "nd", "3": "rd"}
+"""A digit's own ordinal ending ("th" for the others): "2nd" is read "second", "2st" is not."""
+_DIGIT_ORDINAL = re.compile(r"([1-9])(st|nd|rd|th)")
 _SUFFIXED = re.compile(r"(one|two|three|four|five|six|seven|eight|nine|ten)(st|nd|rd|th)")
+
+
+def fused_ordinals(sentence: str) -> list[str]:
+    """The words of ``sentence`` that run a number word together with an ordinal ending not its
+    own ("twond" for two/2nd, "onest", "threerd"; "fourth" is a word): never corrected."""
+    out = []
+    for word in sentence.split():
+        core = word.lower().strip(".,;:!?()'\"")
+        m = _SUFFIXED.fullmatch(core)
+        if m and core != ORDINALS[m[1]]:
+            out.append(core)
+    return list(dict.fromkeys(out))
 
 
 def vocabulary(domain: Domain) -> set[str]:
@@ -216,9 +236,9 @@ def _spelled(sentence: str, domain: Domain) -> tuple[str, tuple[str, ...]]:
         prev = low
         core = low.strip(".,;:!?()'\"")
         fix = None
-        m = _SUFFIXED.fullmatch(core)
-        if m and core not in vocab:
-            fix = ORDINALS[m[1]]
+        digits = _DIGIT_ORDINAL.fullmatch(core)
+        if digits and DIGIT_SUFFIX.get(digits[1], "th") == digits[2]:
+            fix = ORDINALS[WORDS[digits[1]]]
         elif core.isalpha() and core not in vocab and core not in known and _limit(core):
             near = [v for v in vocab if v[0] == core[0] and within(core, v, _limit(core))]
             if len(near) == 1 and _stem(core) != _stem(near[0]):
