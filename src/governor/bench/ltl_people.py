@@ -13,7 +13,9 @@ gold atom ``x`` names the place ``agent_at(x)`` when the domain declares ``x`` a
 The figures: translated (of all), equivalent (of translated), crashes (a translation that came
 back with an internal error; it is a failed record, never a lost batch), the wrong readings
 whose gold names other propositions than the reading (the sentence says one place and its gold
-another: where the gold is in error, no translator is right), per shape of the gold
+another: where the gold is in error, no translator is right), the wrong readings the gold
+implies (the gold says more than the sentence: "go to A without changing floors" read as A on
+the floor the run starts on, its gold naming one floor), per shape of the gold
 formula (its atoms renamed ``a``, ``b``... in order of appearance), and the list of wrong
 readings, the output that matters most: a wrong reading offered is worse than none.
 
@@ -116,6 +118,16 @@ def equivalent(a: s.Formula, b: s.Formula, domain: Domain) -> bool:
     return found.trace is None and found.exhaustive
 
 
+def implies(a: s.Formula, b: s.Formula, domain: Domain) -> bool:
+    """Whether every finite trace of the domain satisfying ``a`` satisfies ``b``."""
+    try:
+        alphabet = domain.alphabet_for(a, b)
+    except GovernorError:
+        return False
+    found = search(op.And((a, op.Not(b))), alphabet, max_depth=64, max_states=MAX_STATES)
+    return found.trace is None and found.exhaustive
+
+
 def score(rec: dict[str, Any], domain: Domain, convention: str) -> dict[str, Any]:
     """One record's result: translated, equivalent, crashed, the formulas and the reading."""
     gold = grounded_gold(rec["gold"], domain)
@@ -130,8 +142,10 @@ def score(rec: dict[str, Any], domain: Domain, convention: str) -> dict[str, Any
         return base | {"translated": False, "equivalent": False, "crashed": False, "error": error}
     t = translate_offline(rec["text"], domain, convention)
     same = t.formula is not None and equivalent(gold, t.formula, domain)
+    narrower = t.formula is not None and not same and implies(gold, t.formula, domain)
     return base | {
-        "translated": t.ok, "equivalent": same, "formula": t.formula and str(t.formula),
+        "translated": t.ok, "equivalent": same, "gold_narrower": narrower,
+        "formula": t.formula and str(t.formula),
         "crashed": bool(t.error and t.error.startswith(CRASH)), "pattern": t.pattern,
         "reading": t.reading, "ambiguous": t.ambiguous, "error": t.error,
     }  # fmt: skip
@@ -144,7 +158,7 @@ def _labels(formula: str | None) -> set[str]:
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Sentences, translated, equivalent (of translated), crashes; and the wrong readings whose
     gold formula names other propositions than the reading (the sentence says one place, its
-    gold another: often an error of the gold)."""
+    gold another: often an error of the gold) and those the gold implies (it says more)."""
     n, ok = len(rows), sum(r["translated"] for r in rows)
     same = sum(r["equivalent"] for r in rows)
     other = sum(
@@ -154,26 +168,32 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "sentences": n, "translated": ok, "equivalent": same,
         "crashes": sum(r["crashed"] for r in rows), "wrong_other_propositions": other,
+        "wrong_gold_narrower": sum(bool(r.get("gold_narrower")) for r in rows),
         "translated_rate": ok / n if n else None, "equivalent_rate": same / ok if ok else None,
     }  # fmt: skip
 
 
-def run(path: Path, domain: Domain, gold_format: str = "infix", convention: str = "",
+def run(path: Path, domain: Domain, gold_format: str = "infix", convention: str | None = None,
         limit: int | None = None) -> dict[str, Any]:  # fmt: skip
-    """``{"summary", "shapes": {shape: summary}, "wrong": [...], "records": [...]}``."""
+    """``{"convention", "summary", "shapes": {shape: summary}, "wrong": [...], "records":
+    [...]}``; ``convention`` None reads by the domain's conventions, else the default."""
     from governor.ltl.english.grammar.readings import SAFETY_CHIP
 
     recs = load_gold_set(path, gold_format)[:limit]
-    rows = [score(r, domain, convention or SAFETY_CHIP) for r in recs]
+    chosen = convention or domain.convention or SAFETY_CHIP
+    rows = [score(r, domain, chosen) for r in recs]
     counts = Counter(r["shape"] for r in rows)
     shapes = {k: summary([r for r in rows if r["shape"] == k]) for k, _ in counts.most_common()}
     wrong = [
         {k: r[k] for k in ("line", "text", "gold", "formula", "reading")}
-        | {"other_propositions": _labels(r["gold"]) != _labels(r["formula"])}
+        | {
+            "other_propositions": _labels(r["gold"]) != _labels(r["formula"]),
+            "gold_narrower": r["gold_narrower"],
+        }
         for r in rows
         if r["translated"] and not r["equivalent"]
     ]
-    return {"file": str(path), "domain": domain.name, "summary": summary(rows),
+    return {"file": str(path), "domain": domain.name, "convention": chosen, "summary": summary(rows),
             "shapes": shapes, "wrong": wrong, "records": rows}  # fmt: skip
 
 
@@ -184,9 +204,10 @@ def _pct(x: float | None) -> str:
 def table_lines(result: dict[str, Any], most: int = 25) -> Iterator[list[str]]:
     """Per gold shape (the ``most`` commonest) and all: sentences, translated, equivalent (of
     translated), crashes."""
-    yield ["gold shape", "n", "translated", "equivalent", "crashes", "wrong, gold names others"]
+    yield ["gold shape", "n", "translated", "equivalent", "crashes", "wrong, gold names others",
+           "wrong, gold says more"]  # fmt: skip
     items = list(result["shapes"].items())
     for name, f in [*items[:most], ("all", result["summary"])]:
         yield [name[:60], str(f["sentences"]), _pct(f["translated_rate"]),
                _pct(f["equivalent_rate"]), str(f["crashes"]),
-               str(f["wrong_other_propositions"])]  # fmt: skip
+               str(f["wrong_other_propositions"]), str(f["wrong_gold_narrower"])]  # fmt: skip

@@ -66,10 +66,10 @@ def add_ltl_parser(subparsers: Any) -> argparse.ArgumentParser:
     tr.add_argument(
         "--convention",
         choices=CONVENTIONS,
-        default=SAFETY_CHIP,
         help="the offline translator's conventions: the Safety Chip's future avoidance"
         " G(a -> G !b) (the default), Lang2LTL's G(a -> X G !b), or drone_commands (short"
-        " navigation commands read by the drone-planning set's conventions: docs/ltl-english.md)",
+        " navigation commands read by the drone-planning set's conventions: docs/ltl-english.md);"
+        " overrides the conventions a --domain-file declares",
     )
     add_backend_args(tr)
     tr.add_argument(
@@ -109,7 +109,7 @@ def translate_command(args: argparse.Namespace, console: Console) -> int:
         raise ConfigError("translate: expected sentences as arguments, or --file SENTENCES.txt")
     elif args.out is not None:
         raise ConfigError("--out: only with --file (use --json to print JSON)")
-    if args.llm and args.convention != SAFETY_CHIP:
+    if args.llm and args.convention not in (None, SAFETY_CHIP):
         raise ConfigError(
             f"--convention {args.convention}: only for the offline translator, not with --llm"
         )

@@ -38,9 +38,10 @@ BATCH_HELP = (
 
 
 def translate_sentences(
-    sentences: list[str], domain: Domain, backend: Any, convention: str
+    sentences: list[str], domain: Domain, backend: Any, convention: str | None
 ) -> list[Translation]:
-    """Offline with the named convention, or through ``backend`` (the default convention)."""
+    """Offline with the named convention (None: the domain's, else the default), or through
+    ``backend`` (the default convention)."""
     if backend is None:
         return [translate_offline(x, domain, convention) for x in sentences]
     return translate_all(sentences, domain, backend)

@@ -40,6 +40,10 @@ class Domain:
     propositions that can hold with it. ``phrases`` is the world's phrase table for the English
     translator (a :class:`governor.ltl.english.grounding.world_phrases.WorldPhrases`: how its
     verbs and described states name its propositions), or None: the logic never reads it.
+    ``groups`` names sets of propositions of which at most one holds at a time (``floor``:
+    ``first_floor``, ``second_floor``...), so that English may say "without changing floors";
+    ``convention`` is the English translator's convention the domain declares (None: the
+    translator's default); the logic reads neither.
     """
 
     name: str
@@ -50,6 +54,8 @@ class Domain:
     rooms: tuple[str, ...] = ()
     places: dict[str, frozenset[str]] = field(default_factory=dict)
     phrases: object | None = None
+    groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    convention: str | None = None
     known: frozenset[str] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -37,7 +37,7 @@ from governor.files import json_lines, write_json
 from governor.flags import Subcommands
 from governor.ltl import operators as op
 from governor.ltl.english.domain_file import load_domain_file, user_domain
-from governor.ltl.english.grammar.readings import CONVENTIONS, SAFETY_CHIP
+from governor.ltl.english.grammar.readings import CONVENTIONS
 from governor.ltl.english.translate import translate_offline
 from governor.ltl.parser import atom
 from governor.ltl.patterns import PATTERNS
@@ -181,8 +181,9 @@ def add_parser(bench: Subcommands) -> None:
     p.add_argument("--domain-file", type=Path, metavar="D.yaml", help="with --file: its domain")
     p.add_argument("--gold-format", choices=GOLD_FORMATS, default="infix", help="with --file")
     p.add_argument(
-        "--convention", choices=CONVENTIONS, default=SAFETY_CHIP,
-        help="with --file: the conventions the offline translator reads by",
+        "--convention", choices=CONVENTIONS,
+        help="with --file: the conventions the offline translator reads by (default: those the"
+        " domain file declares, else safety_chip)",
     )  # fmt: skip
     p.set_defaults(handler=run_command)
 
@@ -196,7 +197,9 @@ def file_command(args: argparse.Namespace, console: Console) -> int:
     domain = load_domain_file(args.domain_file)
     result = people.run(args.file, domain, args.gold_format, args.convention, args.limit)
     print_table(
-        console, f"English to LTL (offline) on {args.file.name}", list(people.table_lines(result))
+        console,
+        f"English to LTL (offline) on {args.file.name}, conventions {result['convention']}",
+        list(people.table_lines(result)),
     )
     console.print(f"wrong readings ({len(result['wrong'])}):", markup=False)
     for w in result["wrong"]:

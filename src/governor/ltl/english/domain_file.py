@@ -13,6 +13,9 @@ mapping::
       loading door: is_open(dock_door)
     rules:                          # optional: LTL formulas (infix) that hold on every trace
       - "!(is_open(dock_door) & is_switchedon(alarm))"
+    groups:                         # optional: name -> propositions, at most one at a time
+      floor: [ground_floor, upper_floor]
+    conventions: drone_commands     # optional: the English translator's conventions
     init: [agent_at(lobby)]         # optional, with moves, actions and invariants: the actions
     actions: [...]                  # of the conflicts check (:mod:`governor.ltl.domain_actions`)
 
@@ -20,6 +23,13 @@ An alias phrase has one to three words (a leading "the" or "a" is dropped) and n
 a bare proposition, a place, or an argument of a proposition; a proposition with one argument
 stands for that argument (``is_open(dock_door)`` for ``dock_door``). A rule without temporal
 operators holds at every step (it is read as ``G rule``); the rules must be satisfiable together.
+A group names two or more of the propositions of which at most one holds at a time (a rule
+``!(a & b)`` for each pair); "go to A without changing floors" is then A reached on the one
+floor the run starts on (``F A & (G ground_floor | G upper_floor)``). The group's name is a
+word ("floor"; the translator also reads its plural). ``conventions`` names the conventions the
+translator reads the domain's sentences by (one of
+:data:`governor.ltl.english.grammar.readings.CONVENTIONS`); a ``--convention`` given on the
+command line overrides it.
 Every error names the file, the field and what was expected; unknown keys are errors. At most
 :data:`MAX_NAMES` propositions and :data:`MAX_PLACES` places.
 
@@ -40,11 +50,14 @@ from typing import Any
 
 from governor.errors import ConfigError, SpecError, expected
 from governor.files import load_mapping
+from governor.ltl import operators as op
+from governor.ltl import syntax as s
 from governor.ltl.actions import ActionDomain
 from governor.ltl.domain import Domain, proposition_args, spelling_key
 from governor.ltl.domain_actions import FIELDS as ACTION_FIELDS
 from governor.ltl.domain_actions import compile_actions
 from governor.ltl.english import lexicon as lx
+from governor.ltl.english.grammar.readings import CONVENTIONS
 from governor.ltl.english.grounding.world_phrases import WorldPhrases
 from governor.ltl.operators import Always
 from governor.ltl.parser import atom, parse
@@ -52,7 +65,16 @@ from governor.ltl.satisfiability import find_trace
 from governor.ltl.simplify import conj
 from governor.ltl.syntax import Formula
 
-FIELDS = ("name", "propositions", "places", "aliases", "rules", *ACTION_FIELDS)
+FIELDS = (
+    "name",
+    "propositions",
+    "places",
+    "aliases",
+    "rules",
+    "groups",
+    "conventions",
+    *ACTION_FIELDS,
+)
 """The keys a domain file may have."""
 MAX_NAMES = 1000
 """Most propositions (with places) a user domain may have."""
@@ -231,8 +253,48 @@ def read_domain_file(path: str | Path, phrases: WorldPhrases | None = None) -> D
     domain = user_domain(
         name.strip(), lists["propositions"], lists["places"], aliases, texts, str(path), phrases
     )
+    groups = _groups(path, data, domain)
+    convention = data.get("conventions")
+    if convention is not None and convention not in CONVENTIONS:
+        raise ConfigError(f"{path}: conventions: {expected(' or '.join(CONVENTIONS), convention)}")
+    exclusive = [
+        Always(op.Not(op.And((s.Atom(a), s.Atom(b)))))
+        for members in groups.values()
+        for i, a in enumerate(members)
+        for b in members[i + 1 :]
+    ]
+    domain = replace(
+        domain, groups=groups, convention=convention, rules=[*exclusive, *domain.rules]
+    )
+    if exclusive:
+        _check_rules(domain, f"{path}: groups and ")
     rules = tuple(zip(texts, domain.rules[len(domain.rules) - len(texts) :], strict=True))
     return DomainFile(domain, compile_actions(data, domain, str(path)), rules)
+
+
+MAX_GROUPS = 50
+"""Most groups a domain file may declare."""
+
+
+def _groups(path: Path, data: Mapping[str, Any], domain: Domain) -> dict[str, tuple[str, ...]]:
+    """Group name -> its propositions (each of the domain, two or more, no repeats)."""
+    raw = _field(path, data, "groups", dict, "a mapping from group names to proposition lists")
+    if len(raw) > MAX_GROUPS:
+        raise ConfigError(f"{path}: groups: {expected(f'at most {MAX_GROUPS}', len(raw))}")
+    out: dict[str, tuple[str, ...]] = {}
+    for name, members in raw.items():
+        where = f"{path}: groups[{name!r}]"
+        if not isinstance(name, str) or not name.isalpha() or not name.islower():
+            raise ConfigError(f"{where}: {expected('a lower-case word as the name', name)}")
+        if not isinstance(members, list) or len(members) < 2:
+            raise ConfigError(f"{where}: {expected('a list of two or more propositions', members)}")
+        labels = [proposition(m, f"{where}[{i}]") for i, m in enumerate(members)]
+        unknown = [x for x in labels if x not in domain.known]
+        if unknown or len(set(labels)) < len(labels):
+            what = "distinct propositions of the domain"
+            raise ConfigError(f"{where}: {expected(what, ', '.join(unknown) or 'a repeat')}")
+        out[name] = tuple(labels)
+    return out
 
 
 def _field(path: Path, data: Mapping[str, Any], key: str, kind: type, what: str) -> Any:

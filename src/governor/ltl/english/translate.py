@@ -19,7 +19,7 @@ leaves holding now after not holding at the step before: ``!is_open(fridge) & Y 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from governor.errors import GovernorError, SpecError
 from governor.ltl import operators as op
@@ -27,6 +27,7 @@ from governor.ltl import syntax as s
 from governor.ltl.domain import Domain
 from governor.ltl.english.grammar import precision as pr
 from governor.ltl.english.grammar import readings as rd
+from governor.ltl.english.grammar import same_group
 from governor.ltl.english.grammar.clauses import clean, read
 from governor.ltl.english.grammar.commands import COMMANDS, read_command
 from governor.ltl.english.grammar.normaliser import symbols
@@ -123,18 +124,17 @@ def _mapping(lifted: Lifted, perf: frozenset[str]) -> tuple[dict[str, s.Formula]
     return out, used
 
 
-def translate_offline(
-    sentence: str, domain: Domain, convention: str = rd.SAFETY_CHIP
-) -> Translation:
+def translate_offline(sentence: str, domain: Domain, convention: str | None = None) -> Translation:
     """Translate one sentence with the grounding rules and the clause grammar (the pattern
-    templates when the grammar reads nothing); ``convention`` names the future avoidance.
+    templates when the grammar reads nothing); ``convention`` names the conventions (None: the
+    one the domain declares, else the default, :data:`readings.SAFETY_CHIP`).
 
     Never raises for a sentence: any error inside the translation (a bug that the sentence's
     text reaches) is a failed translation whose ``error`` names it, so that one sentence never
     loses a batch and nothing unread is offered as a reading."""
-    rd.check_convention(convention)
+    chosen = rd.check_convention(convention or domain.convention or rd.SAFETY_CHIP)
     try:
-        return _translate(sentence, domain, convention)
+        return _translate(sentence, domain, chosen)
     except Exception as exc:
         return Translation(sentence, None, error=f"internal error: {type(exc).__name__}: {exc}")
 
@@ -147,6 +147,9 @@ def _translate(sentence: str, domain: Domain, convention: str) -> Translation:
             " run together with another ordinal's ending is not corrected (which ordinal is meant"
             " is a guess); say 'second' or '2nd'",
         )  # fmt: skip
+    said = same_group.cut(sentence)
+    if said is not None:
+        return _same_group(sentence, said, domain, convention)
     text, fixes = correct(sentence, domain)
     corrected = tuple(f"read {x}" for x in fixes)
     try:
@@ -222,6 +225,34 @@ def _accounted(
             f"'after' read as a reaction, but the sentence commands {place!r}: the reading does"
             " not require it (a sequence? say 'first ..., then ...')"
         )
+
+
+def _same_group(
+    sentence: str, said: same_group.Cut, domain: Domain, convention: str
+) -> Translation:
+    """The rest of the sentence read on its own, conjoined with staying on the member of the
+    group the phrase names that the run starts on; a failure when the domain has no such group."""
+    members = domain.groups.get(said.noun)
+    if members is None:
+        declared = ", ".join(sorted(domain.groups)) or "none"
+        return Translation(
+            sentence, None, error=f"{said.phrase!r}: the {domain.name} domain declares no group"
+            f" {said.noun!r} (its groups: {declared}), so which propositions are the"
+            f" {said.noun}s is not known; a domain file declares them under groups:",
+        )  # fmt: skip
+    if not said.rest or same_group.cut(said.rest) is not None:
+        return Translation(sentence, None, error=f"{said.phrase!r}: expected a command with it")
+    inner = _translate(said.rest, domain, convention)
+    if inner.formula is None:
+        return replace(inner, sentence=sentence)
+    f = op.And((inner.formula, same_group.stay_formula(members)))
+    _, sep, notes = (inner.reading or "").partition(" (reading: ")
+    own = same_group.note(said.noun, said.noun, members)
+    reading = f"{english(f, domain)} (reading: {notes[:-1] + '; ' if sep else ''}{own})"
+    return replace(
+        inner, sentence=sentence, formula=f, pattern=f"{inner.pattern}+same_group",
+        lifted_formula=None, reading=reading, ambiguous=False, alternatives=(),
+    )  # fmt: skip
 
 
 def _command(
