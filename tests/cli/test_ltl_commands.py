@@ -342,3 +342,15 @@ def test_translate_the_drone_commands_convention() -> None:
     (view,) = json.loads(out)["constraints"]
     assert view["formula"] == "F(second_floor & F yellow_room)"
     assert "read secnod -> second" in view["reading"]
+
+
+def test_translate_reads_by_the_domain_files_conventions_unless_overridden() -> None:
+    drone = str(EXAMPLE.parent / "drone.yaml")
+    sentence = "fly to the red room avoiding landmark one"
+    _, out = run("translate", "--json", "--domain-file", drone, sentence)
+    (view,) = json.loads(out)["constraints"]
+    assert view["formula"] == "F(red_room & !landmark_1)"  # drone.yaml: conventions: drone_commands
+    _, out = run("translate", "--json", "--domain-file", drone, "--convention", "safety_chip",
+                    sentence)  # fmt: skip
+    (view,) = json.loads(out)["constraints"]
+    assert view["formula"] != "F(red_room & !landmark_1)"

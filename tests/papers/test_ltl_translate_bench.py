@@ -77,6 +77,7 @@ OWN_SET = [  # our own sentences, with the formulas their writer intended
     {"text": "go to the green room through the secnod floor", "ltl": "F ( second_floor & F ( green_room ) )"},
     {"text": "go to the yellow room then the orange room", "ltl": "F ( orange_room & F ( yellow_room ) )"},
     {"text": "go to landmark two without changing floors", "ltl": "F ( landmark_2 ) & G ( first_floor )"},
+    {"text": "Fly to the red room ,  then to landmark three .", "ltl": "F ( landmark_3 & F ( red_room ) )"},
 ]  # fmt: skip
 
 
@@ -89,19 +90,28 @@ def _own_set(tmp_path: Path, rows: list[dict[str, str]] = OWN_SET) -> Path:
 def test_bench_file_scores_a_set_with_gold_formulas(tmp_path: Path) -> None:
     out = tmp_path / "own.json"
     argv = ["bench", "ltl-translate", "--file", str(_own_set(tmp_path)), "--domain-file",
-            str(DRONE), "--convention", "drone_commands", "--json", str(out)]  # fmt: skip
-    assert main(argv) == 0
+            str(DRONE), "--json", str(out)]  # fmt: skip
+    assert main(argv) == 0  # the conventions the domain file declares: drone_commands
     data = json.loads(out.read_text())
     s = data["summary"]
-    assert (s["sentences"], s["translated"], s["equivalent"], s["crashes"]) == (6, 5, 4, 0)
-    # the one wrong reading, listed: the gold names the rooms the other way round
-    (wrong,) = data["wrong"]
-    assert wrong["line"] == 5 and wrong["formula"] == "F(yellow_room & F orange_room)"
-    assert wrong["other_propositions"] is False
+    assert data["convention"] == "drone_commands"
+    assert (s["sentences"], s["translated"], s["equivalent"], s["crashes"]) == (7, 7, 4, 0)
+    # three wrong readings, listed: a gold with the rooms the other way round; the same, where
+    # the first sentence's own words have another gold (disputed); and a gold that names the
+    # floor the run starts on, which the sentence does not say (the gold says more)
+    wrong = {w["line"]: w for w in data["wrong"]}
+    assert set(wrong) == {5, 6, 7}
+    assert wrong[5]["formula"] == "F(yellow_room & F orange_room)"
+    assert (wrong[5]["other_propositions"], wrong[5]["gold_disputed"]) == (False, False)
+    assert (wrong[7]["other_propositions"], wrong[7]["gold_disputed"]) == (False, True)
+    assert wrong[5]["gold_narrower"] is False and wrong[7]["gold_narrower"] is False
+    assert wrong[6]["formula"] == (
+        "F landmark_2 & (G first_floor | G second_floor | G third_floor)"
+    )
+    assert (wrong[6]["gold_narrower"], wrong[6]["gold_disputed"]) == (True, False)
+    assert (s["wrong_gold_narrower"], s["wrong_gold_disputed"]) == (1, 1)
     assert set(data["shapes"]) == {"F(a & F b)", "F a & G b", "!a U b"}
-    assert data["shapes"]["F a & G b"]["translated"] == 1
-    failed = next(r for r in data["records"] if r["line"] == 6)
-    assert not failed["translated"] and "floors" in failed["error"]
+    assert data["shapes"]["F a & G b"]["translated"] == 2
 
 
 def test_bench_file_gold_in_prefix_and_input_errors(
@@ -144,5 +154,5 @@ def test_bench_file_counts_a_crash_and_keeps_the_batch(
 
     monkeypatch.setattr(ltl_people, "translate_offline", flaky)
     result = ltl_people.run(_own_set(tmp_path), load_domain_file(DRONE), "infix", "drone_commands")
-    assert result["summary"]["crashes"] == 1 and result["summary"]["sentences"] == 6
-    assert result["summary"]["translated"] == 4
+    assert result["summary"]["crashes"] == 1 and result["summary"]["sentences"] == 7
+    assert result["summary"]["translated"] == 6

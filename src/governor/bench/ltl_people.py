@@ -15,7 +15,9 @@ back with an internal error; it is a failed record, never a lost batch), the wro
 whose gold names other propositions than the reading (the sentence says one place and its gold
 another: where the gold is in error, no translator is right), the wrong readings the gold
 implies (the gold says more than the sentence: "go to A without changing floors" read as A on
-the floor the run starts on, its gold naming one floor), per shape of the gold
+the floor the run starts on, its gold naming one floor), the wrong readings of a sentence that
+has another gold formula elsewhere in the set (the same words, lower case, spaces collapsed:
+the gold disputed), per shape of the gold
 formula (its atoms renamed ``a``, ``b``... in order of appearance), and the list of wrong
 readings, the output that matters most: a wrong reading offered is worse than none.
 
@@ -151,6 +153,10 @@ def score(rec: dict[str, Any], domain: Domain, convention: str) -> dict[str, Any
     }  # fmt: skip
 
 
+def _said(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
 def _labels(formula: str | None) -> set[str]:
     return {a.label for a in parse(formula).atoms()} if formula else set()
 
@@ -158,7 +164,8 @@ def _labels(formula: str | None) -> set[str]:
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Sentences, translated, equivalent (of translated), crashes; and the wrong readings whose
     gold formula names other propositions than the reading (the sentence says one place, its
-    gold another: often an error of the gold) and those the gold implies (it says more)."""
+    gold another: often an error of the gold), those the gold implies (it says more) and those
+    whose sentence has another gold elsewhere in the set (the gold disputed)."""
     n, ok = len(rows), sum(r["translated"] for r in rows)
     same = sum(r["equivalent"] for r in rows)
     other = sum(
@@ -169,6 +176,9 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "sentences": n, "translated": ok, "equivalent": same,
         "crashes": sum(r["crashed"] for r in rows), "wrong_other_propositions": other,
         "wrong_gold_narrower": sum(bool(r.get("gold_narrower")) for r in rows),
+        "wrong_gold_disputed": sum(
+            bool(r.get("gold_disputed")) and r["translated"] and not r["equivalent"] for r in rows
+        ),
         "translated_rate": ok / n if n else None, "equivalent_rate": same / ok if ok else None,
     }  # fmt: skip
 
@@ -182,6 +192,11 @@ def run(path: Path, domain: Domain, gold_format: str = "infix", convention: str 
     recs = load_gold_set(path, gold_format)[:limit]
     chosen = convention or domain.convention or SAFETY_CHIP
     rows = [score(r, domain, chosen) for r in recs]
+    golds: dict[str, set[str]] = {}
+    for r in rows:
+        golds.setdefault(_said(r["text"]), set()).add(r["gold"])
+    for r in rows:
+        r["gold_disputed"] = len(golds[_said(r["text"])]) > 1
     counts = Counter(r["shape"] for r in rows)
     shapes = {k: summary([r for r in rows if r["shape"] == k]) for k, _ in counts.most_common()}
     wrong = [
@@ -189,6 +204,7 @@ def run(path: Path, domain: Domain, gold_format: str = "infix", convention: str 
         | {
             "other_propositions": _labels(r["gold"]) != _labels(r["formula"]),
             "gold_narrower": r["gold_narrower"],
+            "gold_disputed": r["gold_disputed"],
         }
         for r in rows
         if r["translated"] and not r["equivalent"]
@@ -205,9 +221,10 @@ def table_lines(result: dict[str, Any], most: int = 25) -> Iterator[list[str]]:
     """Per gold shape (the ``most`` commonest) and all: sentences, translated, equivalent (of
     translated), crashes."""
     yield ["gold shape", "n", "translated", "equivalent", "crashes", "wrong, gold names others",
-           "wrong, gold says more"]  # fmt: skip
+           "wrong, gold says more", "wrong, gold disputed"]  # fmt: skip
     items = list(result["shapes"].items())
     for name, f in [*items[:most], ("all", result["summary"])]:
         yield [name[:60], str(f["sentences"]), _pct(f["translated_rate"]),
                _pct(f["equivalent_rate"]), str(f["crashes"]),
-               str(f["wrong_other_propositions"]), str(f["wrong_gold_narrower"])]  # fmt: skip
+               str(f["wrong_other_propositions"]), str(f["wrong_gold_narrower"]),
+               str(f["wrong_gold_disputed"])]  # fmt: skip

@@ -113,6 +113,23 @@ BASE = "name: w\npropositions: [charger, is_open(door)]\n"
         (BASE + "rules: ['G (charger ->']\n", r"rules\[0\]: expected an LTL formula .* column"),
         (BASE + "rules: ['G lobby']\n", r"rules\[0\]: .*lobby is not a proposition of the w"),
         (BASE + "rules: [G charger, F !charger]\n", "rules: no trace of the domain satisfies"),
+        (BASE + "conventions: drones\n", "conventions: expected safety_chip or lang2ltl or drone"),
+        (BASE + "groups: [charger]\n", "groups: expected a mapping from group names to"),
+        (BASE + "groups: {Level: [charger, is_open(door)]}\n", r"groups\['Level'\]: expected a lo"),
+        (BASE + "groups: {level: [charger]}\n", r"groups\['level'\]: expected a list of two or"),
+        (
+            BASE + "groups: {level: [charger, lobby]}\n",
+            r"expected distinct propositions of the d.*lobby",
+        ),
+        (
+            BASE + "groups: {level: [charger, charger]}\n",
+            r"propositions of the domain, found 'charger twice'",
+        ),
+        (
+            BASE
+            + "groups: {level: [charger, is_open(door)]}\nrules: ['charger & is_open(door)']\n",
+            "groups and rules: no trace of the domain satisfies",
+        ),
         ("[a, b]\n", "expected a mapping at the top level"),
         ("name: [\n", "not valid YAML"),
     ],
@@ -137,3 +154,24 @@ def test_user_domain_aliases_with_determiners() -> None:
     domain = user_domain("w", ["agent_at(dock)"], ["hall"], {"the front hall": "hall"})
     assert formula("never enter the front hall", domain) == "G !agent_at(hall)"
     assert formula("you must go to the dock", domain) == "F agent_at(dock)"
+
+
+def test_a_domain_file_declares_its_conventions_and_groups(tmp_path: Path) -> None:
+    path = tmp_path / "tower.yaml"
+    path.write_text(
+        "name: tower\npropositions: [lab, office, ground_level, top_level]\n"
+        "groups: {level: [ground_level, top_level]}\nconventions: drone_commands\n"
+    )
+    domain = load_domain_file(path)
+    assert domain.convention == "drone_commands"
+    assert domain.groups == {"level": ("ground_level", "top_level")}
+    assert parse("G !(ground_level & top_level)") in domain.rules
+    # the domain's conventions are the default; a convention given overrides them
+    assert formula("go to the lab avoiding the office", domain) == "F(lab & !office)"
+    other = translate_offline("go to the lab avoiding the office", domain, "safety_chip")
+    assert str(other.formula) != "F(lab & !office)"
+    assert formula("go to the lab without changing levels", domain) == (
+        "F lab & (G ground_level | G top_level)"
+    )
+    t = translate_offline("go to the lab without changing floors", domain)
+    assert t.error and "the tower domain declares no group 'floor' (its groups: level)" in t.error

@@ -66,7 +66,7 @@ def test_an_error_inside_the_translator_fails_the_sentence(
         raise IndexError("list index out of range")
 
     monkeypatch.setattr("governor.ltl.english.translate.lift", broken)
-    t = translate_offline("go to the red room", drone)
+    t = translate_offline("go to the red room", drone, SAFETY_CHIP)
     assert t.formula is None
     assert t.error == "internal error: IndexError: list index out of range"
 
@@ -129,7 +129,7 @@ def test_any_text_only_fails_or_translates(text: str) -> None:
 def test_avoid_binds_its_own_clause_only(drone: Domain) -> None:
     rooms = user_domain("rooms", [], ["red_room", "green_room"])
     for domain in (drone, rooms):
-        t = translate_offline("avoid the red room and go to the green room", domain)
+        t = translate_offline("avoid the red room and go to the green room", domain, SAFETY_CHIP)
         assert t.formula is None and t.error and "a negation binds its own clause only" in t.error
     # with the drone conventions it is right: the goal reached, not in the avoided room
     assert (
@@ -164,23 +164,61 @@ def test_green_area_by_avoiding_red_area(drone: Domain) -> None:
     assert t.reading and "read green area -> green room" in t.reading
 
 
-def test_without_changing_floors_names_the_words(drone: Domain) -> None:
+STAY_ON_A_FLOOR = "G first_floor | G second_floor | G third_floor"
+
+
+def test_without_changing_floors_is_read_where_the_domain_declares_floors(drone: Domain) -> None:
+    assert drone.groups == {"floor": ("first_floor", "second_floor", "third_floor")}
     for convention in (SAFETY_CHIP, DRONE_COMMANDS):
-        t = translate_offline("go to landmark two without changing floors", drone, convention)
-        assert t.formula is None and t.error and "floors" in t.error
+        t = translate_offline(
+            "go to landmark two without changing floors, then to the red room", drone, convention
+        )
+        assert str(t.formula) == f"F(landmark_2 & F red_room) & ({STAY_ON_A_FLOOR})"
+        assert t.reading and "not changing floors: the run stays on the floor it starts on" in (
+            t.reading
+        )
+    assert read("go to landmark two without changing floors", drone, DRONE_COMMANDS) == (
+        f"F landmark_2 & ({STAY_ON_A_FLOOR})"
+    )
+    assert read("fly to the blue room, staying on the same floor", drone, DRONE_COMMANDS) == (
+        f"F blue_room & ({STAY_ON_A_FLOOR})"
+    )
+    # the wrong reading G !landmark_2 is gone: a run on one floor that never reaches
+    # landmark two does not satisfy the reading
+    for text in ("without changing floors", "go to the blue room without changing floors and"
+                 " never changing floors"):  # fmt: skip
+        t = translate_offline(text, drone)
+        assert t.formula is None and t.error and "expected a command with it" in t.error
+
+
+def test_without_changing_floors_fails_where_the_domain_says_no_floors() -> None:
+    rooms = user_domain("rooms", ["red_room", "first_floor", "second_floor"])
+    for convention in (SAFETY_CHIP, DRONE_COMMANDS):
+        t = translate_offline("go to the red room without changing floors", rooms, convention)
+        assert t.formula is None and t.error is not None
+        assert "the rooms domain declares no group 'floor'" in t.error
+        assert "which propositions are the floors is not known" in t.error
+
+
+def test_an_avoidance_set_off_by_a_comma_is_not_read(drone: Domain) -> None:
+    t = translate_offline("fly to the red room , while avoiding landmark three", drone)
+    assert t.formula is None and t.error and "set off by a comma" in t.error
+    assert read("fly to the red room while avoiding landmark three", drone, DRONE_COMMANDS) == (
+        "F(red_room & !landmark_3)"
+    )
 
 
 def test_after_with_a_command_is_no_reaction(drone: Domain) -> None:
     sentence = "navigate to the purple room after going to the second floor"
     rooms = user_domain("rooms", [], ["purple_room", "second_floor"])
     for domain in (drone, rooms):
-        t = translate_offline(sentence, domain)
+        t = translate_offline(sentence, domain, SAFETY_CHIP)
         assert t.formula is None and t.error and "'after'" in t.error
     assert read(sentence, drone, DRONE_COMMANDS) == "F(second_floor & F purple_room)"
 
 
 def test_but_first_is_not_read_in_text_order(drone: Domain) -> None:
-    t = translate_offline("go to the red room but first go to the blue room", drone)
+    t = translate_offline("go to the red room but first go to the blue room", drone, SAFETY_CHIP)
     assert t.formula is None and t.error and "first" in t.error
     got = read("go to the red room but first go to the blue room", drone, DRONE_COMMANDS)
     assert got == "F(blue_room & F red_room)"

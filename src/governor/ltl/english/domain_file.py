@@ -51,7 +51,6 @@ from typing import Any
 from governor.errors import ConfigError, SpecError, expected
 from governor.files import load_mapping
 from governor.ltl import operators as op
-from governor.ltl import syntax as s
 from governor.ltl.actions import ActionDomain
 from governor.ltl.domain import Domain, proposition_args, spelling_key
 from governor.ltl.domain_actions import FIELDS as ACTION_FIELDS
@@ -258,7 +257,7 @@ def read_domain_file(path: str | Path, phrases: WorldPhrases | None = None) -> D
     if convention is not None and convention not in CONVENTIONS:
         raise ConfigError(f"{path}: conventions: {expected(' or '.join(CONVENTIONS), convention)}")
     exclusive = [
-        Always(op.Not(op.And((s.Atom(a), s.Atom(b)))))
+        Always(op.Not(op.And((atom(a), atom(b)))))
         for members in groups.values()
         for i, a in enumerate(members)
         for b in members[i + 1 :]
@@ -290,9 +289,10 @@ def _groups(path: Path, data: Mapping[str, Any], domain: Domain) -> dict[str, tu
             raise ConfigError(f"{where}: {expected('a list of two or more propositions', members)}")
         labels = [proposition(m, f"{where}[{i}]") for i, m in enumerate(members)]
         unknown = [x for x in labels if x not in domain.known]
-        if unknown or len(set(labels)) < len(labels):
-            what = "distinct propositions of the domain"
-            raise ConfigError(f"{where}: {expected(what, ', '.join(unknown) or 'a repeat')}")
+        twice = [x for i, x in enumerate(labels) if x in labels[:i]]
+        if unknown or twice:
+            found = ", ".join(unknown) if unknown else f"{twice[0]} twice"
+            raise ConfigError(f"{where}: {expected('distinct propositions of the domain', found)}")
         out[name] = tuple(labels)
     return out
 

@@ -148,7 +148,7 @@ def _translate(sentence: str, domain: Domain, convention: str) -> Translation:
             " is a guess); say 'second' or '2nd'",
         )  # fmt: skip
     said = same_group.cut(sentence)
-    if said is not None:
+    if said is not None and (said.noun in domain.groups or said.noun in heads(domain)):
         return _same_group(sentence, said, domain, convention)
     text, fixes = correct(sentence, domain)
     corrected = tuple(f"read {x}" for x in fixes)
@@ -241,7 +241,10 @@ def _same_group(
             f" {said.noun}s is not known; a domain file declares them under groups:",
         )  # fmt: skip
     if not said.rest or same_group.cut(said.rest) is not None:
-        return Translation(sentence, None, error=f"{said.phrase!r}: expected a command with it")
+        found = "none" if not said.rest else "the phrase said twice"
+        return Translation(
+            sentence, None, error=f"{said.phrase!r}: expected a command with it, found {found}"
+        )
     inner = _translate(said.rest, domain, convention)
     if inner.formula is None:
         return replace(inner, sentence=sentence)

@@ -15,7 +15,9 @@ is ``F(goal & !b)``, unless "until" is said or the command permits b once the go
 Precision first: a command is read only when every word is consumed: by a placeholder, a cue of
 the shape, or a declared filler (:data:`FILLERS`: determiners, motion verbs, "make sure to"...);
 otherwise no reading is offered and the error names the words no shape could place. Timing and
-counting words are no fillers, so a command that says one is never read without it.
+counting words are no fillers, so a command that says one is never read without it. An avoidance
+set off by a comma after the goal ("get to A, while avoiding B") is not read: on the way or on
+arriving is not told (:func:`set_off_avoid`).
 
 Linear: the words are mapped to symbols in one pass; each shape is one regular expression over
 the symbols, matched whole.
@@ -263,11 +265,27 @@ def _permission(tokens: list[str]) -> tuple[list[str], list[str]]:
     return tokens, []
 
 
+def set_off_avoid(tokens: Sequence[str]) -> bool:
+    """Whether an avoidance is set off by a comma after the goal ("get to A, while avoiding
+    B"): a condition on the whole way or on arriving, which the drone set's commands write both
+    ways; not read."""
+    toks = list(tokens)
+    return any(
+        toks[k : k + 2] == [",", "while"] and toks[k + 2 : k + 3] in (["avoiding"], ["avoid"])
+        for k in range(len(toks))
+    )
+
+
 def read_command(tokens: Sequence[str], convention: str) -> Command:
     """The command's reading under ``convention``; a SpecError names the words no shape placed."""
     shapes = COMMANDS.get(convention)
     if shapes is None:
         raise SpecError(f"no command shapes for the convention {convention!r}")
+    if set_off_avoid(tokens):
+        raise SpecError(
+            "', while avoiding' set off by a comma: avoided on the way there (!b U goal) or on"
+            " arriving (F(goal & !b)) is not told; say 'go to A avoiding B' or 'avoid B until A'"
+        )
     body, permitted = _permission(list(tokens))
     syms, unread = command_symbols(body)
     text = " ".join(syms)

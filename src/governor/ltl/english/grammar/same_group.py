@@ -8,7 +8,9 @@ group's member does not change:
   the group's name after a negated verb of changing);
 - "without leaving the current floor", "staying on the same floor", "remaining on this floor"
 
-is cut from the sentence (:func:`cut`); the rest is read on its own and the reading is conjoined
+is cut from the sentence (:func:`cut`) when its noun is a group's name or a head noun of the
+domain's names (``floor`` of ``first_floor`` and ``second_floor``; a phrase of another noun,
+"without leaving this room" where no name ends in "room", is left to the grammar); the rest is read on its own and the reading is conjoined
 with :func:`stay_formula`: ``G m1 | G m2 | ...``, the member true at the first step stays true
 at every step (at most one holds at a time, so no other is ever true). A sentence that says
 such a phrase of a noun the domain declares no group for fails and says what the domain lacks:
