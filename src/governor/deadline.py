@@ -181,5 +181,10 @@ def call_with_deadline(fn: Callable[[], T], timeout_s: float | None, what: str) 
             f" {abandoned_stages()} overrunning stage(s) still running)"
         )
     if stage.error is not None:
+        if time.monotonic() >= end:  # it failed because its time ran out: an overrun too
+            raise GuardTimeout(
+                f"{what}: expected an answer within {timeout_s:.3g} s, found none (it ended at"
+                f" the deadline: {type(stage.error).__name__}: {stage.error})"
+            ) from stage.error
         raise stage.error
     return cast(T, stage.value)
