@@ -29,7 +29,7 @@ from governor.backends.local_worker import WorkerBackend
 from governor.cli import build_parser, main
 from governor.cli.serve import build_app
 from governor.deadline import abandoned_stages
-from governor.errors import BackendTimeout, BackendUnavailable
+from governor.errors import BackendError, BackendTimeout, BackendUnavailable
 from governor.serve.local import serving
 from governor.usage import metered
 
@@ -212,6 +212,19 @@ def test_a_full_queue_refuses_at_once_and_readiness_says_busy(app: Any) -> None:
         worker.close()
     with pytest.raises(BackendUnavailable, match="stopped"):
         worker.check()
+
+
+def test_a_prompt_past_the_bound_is_refused_before_any_pass(app: Any) -> None:
+    worker = WorkerBackend(worker_of(app).model, max_prompt_tokens=8)
+    try:
+        with Slowed(worker) as slowed, metered() as meter:
+            with pytest.raises(BackendError, match="expected a prompt of at most 8 tokens"):
+                worker.chat("the cat sat on the mat under the big red tree", max_tokens=2)
+            worker.chat("the cat", max_tokens=2)  # within it: answered
+        assert slowed.passes == 2  # the refused prompt ran none
+        assert meter.total.calls == 2 and meter.total.failed == 1
+    finally:
+        worker.close()
 
 
 def _swallow(worker: WorkerBackend) -> None:

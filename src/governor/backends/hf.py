@@ -26,7 +26,13 @@ from governor.backends.base import (
     TokenLogprob,
 )
 from governor.backends.hf_prefix import PrefixCache
-from governor.errors import BackendTimeout, BackendUnavailable, ConfigError, expected
+from governor.errors import (
+    BackendError,
+    BackendTimeout,
+    BackendUnavailable,
+    ConfigError,
+    expected,
+)
 from governor.usage import Usage, record_llm_call
 
 DTYPES = ("float32", "float16", "bfloat16")
@@ -100,17 +106,23 @@ class HFBackend(Backend):
         *,
         cancelled: Callable[[], bool] | None = None,
         streamer: Any = None,
+        max_prompt_tokens: int | None = None,
     ) -> ChatResult:
         """The completions of ``request``, not counted (:meth:`chat` counts them).
 
         ``cancelled`` is asked after each generated token: once it says true, generation stops
         and a :class:`~governor.errors.BackendTimeout` is raised (the prompt's own forward pass
         cannot be interrupted). ``streamer`` is transformers' (``put`` and ``end``), for ``n`` 1.
+        A prompt longer than ``max_prompt_tokens`` is refused (a BackendError) before any pass.
         """
         from transformers import GenerationConfig
 
         torch = self._torch
         prompt = self._encode(request.messages)
+        length = prompt["input_ids"].shape[1]
+        if max_prompt_tokens is not None and length > max_prompt_tokens:
+            wanted = f"a prompt of at most {max_prompt_tokens} tokens"
+            raise BackendError(f"{self.name}: {expected(wanted, f'{length} tokens')}")
         sampling = request.temperature > 0
         config = GenerationConfig(
             max_new_tokens=request.max_tokens,

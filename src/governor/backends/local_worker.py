@@ -10,7 +10,8 @@ Each generation has a deadline: the earliest of the timed stage it runs in
 submission. The worker checks it between generated tokens and stops there; a generation whose
 deadline passed while it waited is never started; the caller stops waiting at the deadline. So
 a slow generation holds the worker at most one token past the deadline, and the step's fallback
-is never held behind it. The prompt's own forward pass is the one thing that cannot be cut.
+is never held behind it. The prompt's own forward pass is the one thing that cannot be cut, so a
+prompt longer than ``max_prompt_tokens`` is refused before it.
 
 :meth:`WorkerBackend.stream_chat` streams: the worker decodes the new tokens as they come and the
 caller's thread hands each new piece of text to ``on_delta`` (an exception there cancels the
@@ -46,6 +47,9 @@ QUEUE_SIZE = 8
 """Generations that may wait behind the running one; a request beyond them is refused."""
 TIMEOUT_S = 60.0
 """Seconds one generation may take from its submission (the upstream's ``timeout_s``)."""
+MAX_PROMPT_TOKENS = 4096
+"""The longest prompt a generation is started on (a longer one is a failed call): the prompt's
+forward pass cannot be cut, and on one CPU thread it runs at about 100 tokens a second."""
 EXIT_JOIN_S = 5.0
 """Seconds the exiting process waits for a cancelled generation to stop."""
 
@@ -104,8 +108,11 @@ class WorkerBackend(Backend):
         *,
         queue_size: int = QUEUE_SIZE,
         timeout_s: float = TIMEOUT_S,
+        max_prompt_tokens: int = MAX_PROMPT_TOKENS,
     ) -> None:
         check_range("queue_size", queue_size, 0, 10_000)
+        check_range("max_prompt_tokens", max_prompt_tokens, 1, 10_000_000)
+        self.max_prompt_tokens = max_prompt_tokens
         check_range("timeout_s", timeout_s, 1e-3, 36_000.0)
         self.model = model
         self.name = model.name
@@ -266,7 +273,10 @@ class WorkerBackend(Backend):
                     )
                 streamer = None if job.pieces is None else _Pieces(self.model.tokenizer, job.pieces)
                 job.result = self.model.generate(
-                    job.request, cancelled=job.cancelled, streamer=streamer
+                    job.request,
+                    cancelled=job.cancelled,
+                    streamer=streamer,
+                    max_prompt_tokens=self.max_prompt_tokens,
                 )
             except Exception as exc:  # the caller raises it on its own thread
                 job.error = exc
