@@ -49,7 +49,7 @@ TIMEOUT_S = 60.0
 """Seconds one generation may take from its submission (the upstream's ``timeout_s``)."""
 MAX_PROMPT_TOKENS = 4096
 """The longest prompt a generation is started on (a longer one is a failed call): the prompt's
-forward pass cannot be cut, and on one CPU thread it runs at about 100 tokens a second."""
+forward pass cannot be cut, and on one CPU thread it reads 35-115 tokens a second."""
 EXIT_JOIN_S = 5.0
 """Seconds the exiting process waits for a cancelled generation to stop."""
 
