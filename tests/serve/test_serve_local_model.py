@@ -240,3 +240,7 @@ def test_model_path_with_an_upstream_is_one_line_error(
     err = capsys.readouterr().err
     assert "--model-path: expected it alone as the upstream" in err
     assert len(err.strip().splitlines()) == 1
+    assert main(["serve", "--store", "memory", "--model-path", str(model_dir / "nothing")]) == 2
+    err = capsys.readouterr().err
+    assert "expected a folder with config.json and weights" in err
+    assert len(err.strip().splitlines()) == 1

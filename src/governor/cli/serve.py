@@ -204,14 +204,14 @@ def build_app(args: argparse.Namespace, console: Console) -> Any:
         sessions_per_hour=args.session_quota,
         session_burst=args.session_burst,
     )
-    backend = local_upstream(args, policy)
-    store = store_from(args.store)
-    guard = Guard.from_policy(
-        policy, backend=backend, store=store, max_session_messages=args.max_session_messages
-    )
     admin = args.admin_key_hash
     if admin is not None and not re.fullmatch(r"[0-9a-f]{64}", admin):
         raise ConfigError("--admin-key-hash: expected a sha256 hex digest (64 hex digits)")
+    store = store_from(args.store)
+    backend = local_upstream(args, policy)  # last of the checks: loading takes seconds
+    guard = Guard.from_policy(
+        policy, backend=backend, store=store, max_session_messages=args.max_session_messages
+    )
     app = create_app(guard, keys=keys, admin_key_hash=admin, limits=limits)
     up = policy.upstream
     upstream = f"{up.model} at {up.base_url}" if backend is None else f"{backend.name} in-process"
