@@ -7,7 +7,8 @@ from stage to stage; the pool starts one when every worker is busy, and a worker
 result ignored, and its worker keeps running it until it returns (then serves again). At most
 :data:`MAX_ABANDONED` such stages may be running at once; past that, a timed stage is refused at
 once with a :class:`~governor.errors.GuardTimeout` (the step falls back, fail closed) instead of
-piling up threads. :func:`abandoned_stages` says how many are still running. At exit the
+piling up threads; the stage's own code can read its deadline (:func:`stage_deadline`) to stop
+early. :func:`abandoned_stages` says how many are still running. At exit the
 process waits up to :data:`EXIT_WAIT_S` seconds for them: a thread still inside native code (a
 model's forward pass) while the interpreter shuts down aborts the whole process. A forked child
 starts with no workers. Imports the error tree only.
@@ -37,8 +38,19 @@ IDLE_S = 60.0
 EXIT_WAIT_S = 60.0
 """Seconds the exiting process waits for abandoned stages to return."""
 
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "governor_stage_deadline", default=None
+)
+
 _lock = threading.Lock()
 _overrunning: set[_Stage[Any]] = set()  # the abandoned stages still running
+
+
+def stage_deadline() -> float | None:
+    """When (:func:`time.monotonic`) the timed stage running in this context stops being waited
+    for: the earliest deadline of the enclosing timed stages; None outside any. A blocking call
+    inside a stage (a local model's generation) reads it to stop work no one will wait for."""
+    return _DEADLINE.get()
 
 
 def abandoned_stages() -> int:
@@ -160,6 +172,8 @@ def call_with_deadline(fn: Callable[[], T], timeout_s: float | None, what: str) 
             f" (at most {MAX_ABANDONED})"
         )
     stage = _Stage(fn, what)
+    end, outer = time.monotonic() + timeout_s, _DEADLINE.get()
+    stage.context.run(_DEADLINE.set, end if outer is None else min(outer, end))
     _workers.submit(stage)
     if not stage.done.acquire(timeout=timeout_s) and stage.abandon():
         raise GuardTimeout(
@@ -167,5 +181,10 @@ def call_with_deadline(fn: Callable[[], T], timeout_s: float | None, what: str) 
             f" {abandoned_stages()} overrunning stage(s) still running)"
         )
     if stage.error is not None:
+        if time.monotonic() >= end:  # it failed because its time ran out: an overrun too
+            raise GuardTimeout(
+                f"{what}: expected an answer within {timeout_s:.3g} s, found none (it ended at"
+                f" the deadline: {type(stage.error).__name__}: {stage.error})"
+            ) from stage.error
         raise stage.error
     return cast(T, stage.value)

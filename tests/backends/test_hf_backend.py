@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tiny_llama import SPECIAL, VOCAB, WORDS, save_tiny_llama
 
 from governor.backends import HFBackend, Message
 from governor.errors import BackendUnavailable, ConfigError
@@ -15,9 +16,6 @@ from governor.usage import metered
 
 pytestmark = pytest.mark.hf
 
-WORDS = "the a cat dog bird sat ran flew on under mat tree house red blue big small yes no"
-SPECIAL = ["[PAD]", "[UNK]", "[BOS]", "[EOS]"]
-VOCAB = [*SPECIAL, "user", "assistant", "system", ":", ".", ",", "?", *WORDS.split()]
 TEMPLATE = "{% for m in messages %}<{{ m.role }}> {{ m.content }} {% endfor %}<assistant>"
 
 
@@ -27,38 +25,7 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("HF_HUB_OFFLINE", "1")
         mp.setenv("TRANSFORMERS_OFFLINE", "1")
-        torch = pytest.importorskip("torch")
-        transformers = pytest.importorskip("transformers")
-        tokenizers = pytest.importorskip("tokenizers")
-        word_level = tokenizers.models.WordLevel(
-            {w: i for i, w in enumerate(VOCAB)}, unk_token="[UNK]"
-        )
-        raw = tokenizers.Tokenizer(word_level)
-        raw.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
-        tokenizer = transformers.PreTrainedTokenizerFast(
-            tokenizer_object=raw,
-            pad_token="[PAD]",
-            unk_token="[UNK]",
-            bos_token="[BOS]",
-            eos_token="[EOS]",
-        )
-        config = transformers.LlamaConfig(
-            vocab_size=len(VOCAB),
-            hidden_size=16,
-            intermediate_size=32,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            num_key_value_heads=2,
-            max_position_embeddings=256,
-            pad_token_id=0,
-            bos_token_id=2,
-            eos_token_id=3,
-        )
-        torch.manual_seed(0)
-        path = tmp_path_factory.mktemp("tiny-llama")
-        transformers.LlamaForCausalLM(config).save_pretrained(path)
-        tokenizer.save_pretrained(path)
-        yield path
+        yield save_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
 
 
 @pytest.fixture(scope="module")

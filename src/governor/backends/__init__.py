@@ -1,5 +1,6 @@
 """LLM backends: OpenAI-compatible HTTP, local Hugging Face transformers (the fetched local model
-among them, :mod:`.local_model`), and scripted replies.
+among them, :mod:`.local_model`; behind a service, on a generation thread of its own cut at the
+caller's deadline, :mod:`.local_worker`), and scripted replies.
 
 Every backend records each call it makes (:mod:`governor.usage`), so no LLM call is hidden.
 Imports the core types, the config and the error tree; nothing of the loop or the families.

@@ -147,6 +147,35 @@ class Backend(ABC):
     ) -> ChatResult:
         """Complete a conversation ``n`` times. Counted as LLM call(s) even when it fails.
         ``tools`` (OpenAI tool schemas) only for a backend that ``supports_tools``."""
+        request = self.chat_request(
+            messages,
+            n=n,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            logprobs=logprobs,
+            top_logprobs=top_logprobs,
+            stop=stop,
+            tools=tools,
+        )
+        with llm_call_running():
+            result, seconds = self._counted(lambda: self._chat(request))
+            result = replace(result, usage=replace(result.usage, seconds=seconds))
+            record_llm_call(result.usage)
+        return result
+
+    def chat_request(
+        self,
+        messages: str | Sequence[Message],
+        *,
+        n: int = 1,
+        temperature: float = 0.0,
+        max_tokens: int = 256,
+        logprobs: bool = False,
+        top_logprobs: int = 0,
+        stop: Sequence[str] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> ChatRequest:
+        """The validated request of :meth:`chat`'s arguments (a ConfigError names a bad one)."""
         msgs = as_messages(messages)
         if not 1 <= n <= 128:
             raise ConfigError(f"n: {expected('an integer in [1, 128]', n)}")
@@ -156,7 +185,7 @@ class Backend(ABC):
             raise ConfigError(f"max_tokens: {expected('an integer >= 1', max_tokens)}")
         if not 0 <= top_logprobs <= 20:
             raise ConfigError(f"top_logprobs: {expected('an integer in [0, 20]', top_logprobs)}")
-        request = ChatRequest(
+        return ChatRequest(
             msgs,
             n,
             temperature,
@@ -166,11 +195,6 @@ class Backend(ABC):
             tuple(stop or ()),
             as_tools(tools, self),
         )
-        with llm_call_running():
-            result, seconds = self._counted(lambda: self._chat(request))
-            result = replace(result, usage=replace(result.usage, seconds=seconds))
-            record_llm_call(result.usage)
-        return result
 
     def stream_chat(
         self,

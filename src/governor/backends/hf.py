@@ -11,7 +11,7 @@ checks, the ``from_pretrained`` dtype keyword, the chat prompt) are shared with
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,13 @@ from governor.backends.base import (
     TokenLogprob,
 )
 from governor.backends.hf_prefix import PrefixCache
-from governor.errors import BackendUnavailable, ConfigError, expected
+from governor.errors import (
+    BackendError,
+    BackendTimeout,
+    BackendUnavailable,
+    ConfigError,
+    expected,
+)
 from governor.usage import Usage, record_llm_call
 
 DTYPES = ("float32", "float16", "bfloat16")
@@ -92,10 +98,31 @@ class HFBackend(Backend):
     # ------------------------------------------------------------------ the Backend interface
 
     def _chat(self, request: ChatRequest) -> ChatResult:
+        return self.generate(request)
+
+    def generate(
+        self,
+        request: ChatRequest,
+        *,
+        cancelled: Callable[[], bool] | None = None,
+        streamer: Any = None,
+        max_prompt_tokens: int | None = None,
+    ) -> ChatResult:
+        """The completions of ``request``, not counted (:meth:`chat` counts them).
+
+        ``cancelled`` is asked after each generated token: once it says true, generation stops
+        and a :class:`~governor.errors.BackendTimeout` is raised (the prompt's own forward pass
+        cannot be interrupted). ``streamer`` is transformers' (``put`` and ``end``), for ``n`` 1.
+        A prompt longer than ``max_prompt_tokens`` is refused (a BackendError) before any pass.
+        """
         from transformers import GenerationConfig
 
         torch = self._torch
         prompt = self._encode(request.messages)
+        length = prompt["input_ids"].shape[1]
+        if max_prompt_tokens is not None and length > max_prompt_tokens:
+            wanted = f"a prompt of at most {max_prompt_tokens} tokens"
+            raise BackendError(f"{self.name}: {expected(wanted, f'{length} tokens')}")
         sampling = request.temperature > 0
         config = GenerationConfig(
             max_new_tokens=request.max_tokens,
@@ -115,11 +142,18 @@ class HFBackend(Backend):
         )
         start = prompt["input_ids"].shape[1]
         stops = [s for s in request.stop if s]
-        criteria = [_stop_criterion(self.tokenizer, stops, start)] if stops else None
+        criteria = [_stop_criterion(self.tokenizer, stops, start)] if stops else []
+        cancel = None if cancelled is None else _cancel_criterion(cancelled)
         with torch.inference_mode():
             out = self.model.generate(
-                **prompt, generation_config=config, stopping_criteria=criteria
+                **prompt,
+                generation_config=config,
+                stopping_criteria=[*criteria, *([cancel] if cancel else [])] or None,
+                streamer=streamer,
             )
+        if cancel is not None and cancel.fired:
+            made = out.sequences.shape[1] - start
+            raise BackendTimeout(f"{self.name}: generation cancelled after {made} token(s)")
         logp = torch.log_softmax(torch.stack(out.logits).float(), -1) if request.logprobs else None
         completions, generated = [], 0
         for row, sequence in enumerate(out.sequences.tolist()):
@@ -248,6 +282,23 @@ def _stop_criterion(tokenizer: Any, stops: list[str], start: int) -> Any:
             return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
 
     return StopOnText()
+
+
+def _cancel_criterion(cancelled: Callable[[], bool]) -> Any:
+    """Ends every row of a batch once ``cancelled()`` says true; ``fired`` says whether it did."""
+    import torch
+    from transformers import StoppingCriteria
+
+    class Cancelled(StoppingCriteria):
+        fired = False
+
+        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+            self.fired = self.fired or bool(cancelled())
+            return torch.full(
+                (input_ids.shape[0],), self.fired, dtype=torch.bool, device=input_ids.device
+            )
+
+    return Cancelled()
 
 
 def chat_prompt(tokenizer: Any, messages: Sequence[Message], **template: Any) -> tuple[str, bool]:

@@ -1,7 +1,9 @@
 """The ``governor serve`` command: the guard service (:mod:`governor.serve`) under uvicorn.
 
 ``--policy`` names a policy file (default: the shipped small-talk overlays policy); ``--upstream``
-and ``--model`` replace its upstream's base URL and model; ``--store`` is ``sqlite:PATH`` (the
+and ``--model`` replace its upstream's base URL and model; ``--model-path`` (``gemma3-270m`` or a
+transformers folder) runs a local model in-process as the upstream instead
+(:mod:`governor.backends.local_worker`); ``--store`` is ``sqlite:PATH`` (the
 default, ``sqlite:governor-sessions.sqlite3``), ``memory`` or ``postgres:DSN`` (a libpq DSN or
 ``postgresql://`` URL: several instances may share one database; the ``[postgres]`` extra);
 client API keys are the sha256 digests in the file named by ``$GOVERNOR_API_KEY_HASHES_FILE`` and
@@ -19,6 +21,7 @@ from typing import Any
 
 from rich.console import Console
 
+from governor.backends import Backend
 from governor.errors import ConfigError, expected
 from governor.guard import Guard, GuardPolicy, load_policy
 from governor.guard.stores import store_from, store_label
@@ -34,6 +37,12 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
     serve.add_argument("--policy", type=Path, help="guard policy file (default: small talk)")
     serve.add_argument("--upstream", help="the upstream's base URL (replaces the policy's)")
     serve.add_argument("--model", help="the upstream's model (replaces the policy's)")
+    serve.add_argument(
+        "--model-path",
+        metavar="PATH",
+        help="run a local model in-process as the upstream instead: gemma3-270m (fetched by"
+        " `governor model fetch`) or a transformers folder (docs/local-model.md)",
+    )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (%(default)s)")
     serve.add_argument("--port", type=int, default=8080, help="port to listen on (%(default)s)")
     serve.add_argument(
@@ -195,18 +204,36 @@ def build_app(args: argparse.Namespace, console: Console) -> Any:
         sessions_per_hour=args.session_quota,
         session_burst=args.session_burst,
     )
-    store = store_from(args.store)
-    guard = Guard.from_policy(policy, store=store, max_session_messages=args.max_session_messages)
     admin = args.admin_key_hash
     if admin is not None and not re.fullmatch(r"[0-9a-f]{64}", admin):
         raise ConfigError("--admin-key-hash: expected a sha256 hex digest (64 hex digits)")
+    store = store_from(args.store)
+    backend = local_upstream(args, policy)  # last of the checks: loading takes seconds
+    guard = Guard.from_policy(
+        policy, backend=backend, store=store, max_session_messages=args.max_session_messages
+    )
     app = create_app(guard, keys=keys, admin_key_hash=admin, limits=limits)
     up = policy.upstream
+    upstream = f"{up.model} at {up.base_url}" if backend is None else f"{backend.name} in-process"
     console.print(
-        f"governor serve: {policy.source} in front of {up.model} at {up.base_url};"
+        f"governor serve: {policy.source} in front of {upstream};"
         f" store {store_label(args.store, store)}; client keys {'required' if keys.enabled else 'not required'}",
         markup=False,
         soft_wrap=True,
     )
     console.print(f"listening on http://{args.host}:{args.port}/v1", markup=False)
     return app
+
+
+def local_upstream(args: argparse.Namespace, policy: GuardPolicy) -> Backend | None:
+    """The in-process model of ``--model-path`` behind its generation worker (one generation at
+    a time, each cut at the step's deadline or the upstream's ``timeout_s``); None without it."""
+    if args.model_path is None:
+        return None
+    if args.upstream is not None or args.model is not None:
+        raise ConfigError(
+            "--model-path: expected it alone as the upstream, found --upstream or --model too"
+        )
+    from governor.backends.local_worker import served_backend
+
+    return served_backend(args.model_path, timeout_s=policy.upstream.timeout_s)
