@@ -199,13 +199,15 @@ class GuardSession:
         tools: Sequence[Any] | None = None,
         sampling: Sampling | None = None,
         idempotency_key: str | None = None,
+        user: str | None = None,
     ) -> GuardReply:
         """The guarded reply to the conversation ``messages`` (see the module doc); ``sampling``
-        carries the request's own temperature and ``max_tokens``. The request the last step
+        carries the request's own temperature and ``max_tokens``; ``user`` (the end user's id,
+        as the client names them) goes into the decision record. The request the last step
         answered, sent again (a retry; or one with the last step's ``idempotency_key``), is
         answered with that step's reply: no model is called, nothing is committed again."""
         return await self._run(
-            self._respond, messages, tools, sampling or Sampling(), None, idempotency_key
+            self._respond, messages, tools, sampling or Sampling(), None, idempotency_key, user
         )
 
     async def respond_stream(
@@ -216,6 +218,7 @@ class GuardSession:
         sampling: Sampling | None = None,
         idempotency_key: str | None = None,
         deliver: bool = True,
+        user: str | None = None,
     ) -> AsyncIterator[StreamEvent]:
         """:meth:`respond` with the upstream streamed through a hold-back buffer
         (:mod:`.holdback`): the events of the reply as they are released (text, then tool calls
@@ -243,6 +246,7 @@ class GuardSession:
                 sampling or Sampling(),
                 gate,
                 idempotency_key,
+                user,
             )
             call = functools.partial(contextvars.copy_context().run, self._locked, work)
             loop.run_in_executor(self._executor, call).add_done_callback(ended)
@@ -617,10 +621,11 @@ class GuardSession:
         sampling: Sampling,
         gate: ReleaseGate,
         key: str | None = None,
+        user: str | None = None,
     ) -> None:
         """:meth:`_respond` with the upstream streamed through ``gate``; the rest of the reply and
         the end are sent once the step is saved."""
-        answer = self._respond(messages, tools, sampling, gate, key)
+        answer = self._respond(messages, tools, sampling, gate, key, user)
         gate.finish(answer.reply, answer.decision, answer.summary)
 
     def _respond(
@@ -630,6 +635,7 @@ class GuardSession:
         sampling: Sampling,
         gate: ReleaseGate | None = None,
         key: str | None = None,
+        user: str | None = None,
     ) -> GuardReply:
         start = time.perf_counter()
         if self.state.paused or self.state.ended:
@@ -669,6 +675,8 @@ class GuardSession:
                 reply = seen(Reply(texts["default"]))
                 after = replace(traj, observation=traj.observation.then(reply.message()))
         extra: dict[str, Any] = {"reply": reply.to_dict()}
+        if user is not None:
+            extra["user"] = user
         if claims:
             extra["client_claims"] = claims
         if choices:
