@@ -83,7 +83,7 @@ def _guard(url: str, tmp: str, max_messages: int) -> Any:
     from governor.guard import Guard, SqliteStore
 
     store = SqliteStore(Path(tmp) / "sessions.sqlite3")
-    options = {"max_session_messages": max_messages}
+    options: dict[str, Any] = {"max_session_messages": max_messages}
     params = inspect.signature(Guard).parameters
     return Guard(
         bench_policy("ltl", url),

@@ -41,11 +41,11 @@ from starlette.responses import JSONResponse, Response
 from governor.errors import ConfigError, expected
 from governor.files import json_loads
 from governor.guard import Guard
-from governor.serve.policies import ServedPolicies
 from governor.guard.facade import MAX_STORED_ID
 from governor.guard.session_state import operator_status
 from governor.serve.api_errors import ApiError, bad_request
 from governor.serve.auth import checked_digest, digest
+from governor.serve.policies import ServedPolicies
 
 MAX_ACT_BODY = 8192
 """The most bytes an operator act's body may have."""
@@ -107,7 +107,11 @@ class Admin:
         who, why = _who_and_why(body)
         mode = _mode(body) if kind == "set_mode" else None
         try:
-            state = await self._guard(session).session(session).operate(kind, who=who, why=why, mode=mode)
+            state = (
+                await self._guard(session)
+                .session(session)
+                .operate(kind, who=who, why=why, mode=mode)
+            )
         except ConfigError as exc:
             raise ApiError(409, str(exc), code="operator_act_refused") from None
         answer = {

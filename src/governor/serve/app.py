@@ -50,8 +50,8 @@ from governor.serve.admin import Admin, AdminKey
 from governor.serve.api_errors import ApiError, bad_request, error_response
 from governor.serve.auth import KeyChecker
 from governor.serve.decision_log import log_decision, refused_rules
-from governor.serve.policies import POLICY_HEADER, Served, ServedPolicies
 from governor.serve.limits import Buckets
+from governor.serve.policies import POLICY_HEADER, Served, ServedPolicies
 from governor.serve.prometheus import Metrics
 from governor.serve.replies import Answer, FastJSONResponse, completion, governor_headers
 from governor.serve.schema import (

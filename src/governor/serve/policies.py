@@ -16,8 +16,9 @@ that fails keeps the old policy and the reason is logged (``governor.serve.polic
 sessions continue under the changed policy (a session read back under it records which rules
 were added, removed or replayed: ``on_live_sessions`` in the policy's LTL rules). A guard that
 replaces another keeps its worker threads, and its backend when the upstream is unchanged.
-:meth:`ServedPolicies.watch` polls the files' modification times (every 2 s by default) in a
-thread of its own and reloads what changed; :meth:`ServedPolicies.request_reload` (what a SIGHUP
+:meth:`ServedPolicies.watch` polls the files' modification times and sizes (every 2 s by
+default) in a thread of its own and reloads a file that changed once it held still for one poll
+(not while it is being written); :meth:`ServedPolicies.request_reload` (what a SIGHUP
 handler calls) asks it to reload every file at once. A request in flight when its policy is
 replaced finishes under the policy it started with. Imports the guard's public facade, the
 error tree and the service's errors.
@@ -112,6 +113,8 @@ class ServedPolicies:
         self._wake = threading.Event()
         self._full = False
         self._stop: threading.Event | None = None
+        self._seen: dict[str, Signature] = {}
+        """Each file's signature at the last poll: a change is read once it held for a poll."""
         self.reloads = 0
         """How many times a policy was replaced."""
 
@@ -198,7 +201,8 @@ class ServedPolicies:
 
     def reload(self, *, changed_only: bool = False) -> list[str]:
         """Read each policy's file again (``changed_only``: only those whose modification time
-        or size changed), validate it, and replace its guard for new requests; a file that
+        or size changed and then held still for one more call, so that a file is not read
+        while it is being written), validate it, and replace its guard for new requests; a file that
         fails keeps the old policy (logged, and not tried again until it changes). The names
         of the policies replaced."""
         replaced: list[str] = []
@@ -209,8 +213,12 @@ class ServedPolicies:
                 if served.path is None:
                     continue
                 signature = _signature(served.path)
-                if changed_only and signature == served.signature:
-                    continue
+                if changed_only:
+                    if signature == served.signature:
+                        continue
+                    seen, self._seen[served.name] = self._seen.get(served.name), signature
+                    if seen != signature:  # still changing (a write in progress): next time
+                        continue
                 try:
                     policy = load_policy(served.path)
                     guard = self._build(policy, served.guard)

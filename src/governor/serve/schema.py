@@ -168,9 +168,7 @@ def chat_body(
     if not session:
         session = f"{NEW_SESSION_PREFIX}{uuid.uuid4().hex}"
     sampling = Sampling(None if temperature is None else float(temperature), max_tokens, n or 1)
-    return ChatBody(
-        model, messages, tools, bool(stream), session, sampling, user or None, new
-    )
+    return ChatBody(model, messages, tools, bool(stream), session, sampling, user or None, new)
 
 
 def _metadata_session(body: dict[str, Any]) -> str | None:
