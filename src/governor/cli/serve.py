@@ -302,7 +302,7 @@ def build_app(args: argparse.Namespace, console: Console) -> Any:
             backend=backend,
             store=store,
             max_session_messages=args.max_session_messages,
-            executor=None if old is None else old.executor,
+            replaces=old,
         )
 
     if files:

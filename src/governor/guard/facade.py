@@ -80,7 +80,7 @@ class Guard:
         workers: int = WORKERS,
         cached_sessions: int = CACHED_SESSIONS,
         max_session_messages: int = MAX_SESSION_MESSAGES,
-        executor: ThreadPoolExecutor | None = None,
+        replaces: Guard | None = None,
     ) -> None:
         check_range("workers", workers, 1, 1024)
         check_range("cached_sessions", cached_sessions, 0, 10_000_000)
@@ -116,10 +116,15 @@ class Guard:
         self._lock = threading.Lock()
         # the blocking work of every session (upstream calls, checks, the store) runs here, not
         # in asyncio's default pool (a few threads on a small machine would queue requests)
-        # (``executor`` given: a guard that replaces another one of the same service keeps its
-        # threads)
-        self.executor = executor or ThreadPoolExecutor(
-            max_workers=workers, thread_name_prefix="governor-guard"
+        # a guard that replaces another (a reloaded policy) keeps its threads, and a session
+        # still running a step there is waited for (:meth:`session`)
+        self._replaced = replaces
+        if replaces is not None:
+            replaces._replaced = None  # (two generations at most stay reachable)
+        self.executor: ThreadPoolExecutor = (
+            replaces.executor
+            if replaces is not None
+            else ThreadPoolExecutor(max_workers=workers, thread_name_prefix="governor-guard")
         )
         self._upstream = upstream
 
@@ -139,7 +144,7 @@ class Guard:
         backend: Backend | None = None,
         store: SessionStore | None = None,
         max_session_messages: int = MAX_SESSION_MESSAGES,
-        executor: ThreadPoolExecutor | None = None,
+        replaces: Guard | None = None,
     ) -> Guard:
         """The guard of ``policy`` (a file or a loaded policy); the backend defaults to the
         policy's upstream (an OpenAI-compatible endpoint that receives the tools natively)."""
@@ -157,7 +162,7 @@ class Guard:
             backend,
             store=store,
             max_session_messages=max_session_messages,
-            executor=executor,
+            replaces=replaces,
         )
 
     @property
@@ -200,6 +205,9 @@ class Guard:
                     max_messages=self.max_session_messages,
                 )
                 self._sessions[stored] = found
+                replaced = self._replaced
+                if replaced is not None:  # its step there saves before this one reads
+                    found.follows(replaced._sessions.get(stored))
             elif owner is not None:
                 found.name = name  # first named by the admin routes (its stored id)
             self._recent[stored] = found

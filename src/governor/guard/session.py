@@ -167,7 +167,14 @@ class GuardSession:
         """A streamed step's reply not yet wholly sent: committed by :meth:`delivered`."""
         self._undelivered: Reply | None = None
         """The last streamed reply that was not wholly sent (governor's own, not a claim)."""
+        self._follows: GuardSession | None = None
+        """The same session under the guard this one's replaced (a reloaded policy): its step
+        still running is waited for before this session first reads its state."""
 
+    def follows(self, before: GuardSession | None) -> None:
+        """Wait for ``before`` (this session under a replaced guard) to finish the step it is
+        running before this session's first call reads the state (see :meth:`_locked`)."""
+        self._follows = before
     @property
     def state(self) -> SessionState:
         """The session's state after its last saved decision (read from the store once; from a
@@ -371,6 +378,7 @@ class GuardSession:
         state = self._state
         return (
             state is not None
+            and self._follows is None
             and len(state.messages) <= INLINE_MAX_MESSAGES
             and sum(len(m.content or "") for m in state.messages) <= INLINE_MAX_CHARS
             and not getattr(self.store, "shared", False)  # (a protocol isinstance is slower)
@@ -383,6 +391,10 @@ class GuardSession:
 
     def _locked(self, fn: Callable[..., T], *args: Any) -> T:
         with self._thread_lock:
+            before, self._follows = self._follows, None
+            if before is not None:
+                with before._thread_lock:  # its running step has saved: read what it saved
+                    self._state = None
             lock = shared_lock(self.store, self.id)
             if lock is None:
                 return fn(*args)

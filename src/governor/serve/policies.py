@@ -16,11 +16,13 @@ that fails keeps the old policy and the reason is logged (``governor.serve.polic
 sessions continue under the changed policy (a session read back under it records which rules
 were added, removed or replayed: ``on_live_sessions`` in the policy's LTL rules). A guard that
 replaces another keeps its worker threads, and its backend when the upstream is unchanged.
+A request in flight when its policy is replaced finishes under the policy it started with; the
+next request on that session waits for it to save before reading the session (the replacing guard
+knows the one it replaced: :class:`~governor.guard.Guard`'s ``replaces``).
 :meth:`ServedPolicies.watch` polls the files' modification times and sizes (every 2 s by
 default) in a thread of its own and reloads a file that changed once it held still for one poll
 (not while it is being written); :meth:`ServedPolicies.request_reload` (what a SIGHUP
-handler calls) asks it to reload every file at once. A request in flight when its policy is
-replaced finishes under the policy it started with. Imports the guard's public facade, the
+handler calls) asks it to reload every file at once. Imports the guard's public facade, the
 error tree and the service's errors.
 """
 
