@@ -175,6 +175,7 @@ class GuardSession:
         """Wait for ``before`` (this session under a replaced guard) to finish the step it is
         running before this session's first call reads the state (see :meth:`_locked`)."""
         self._follows = before
+
     @property
     def state(self) -> SessionState:
         """The session's state after its last saved decision (read from the store once; from a

@@ -239,7 +239,7 @@ class Service:
         )
         _refuse_when_nothing_safe(guarded)
         headers = governor_headers(guarded.summary)
-        headers[SESSION_HEADER] = body.session
+        _say_session(headers, body.session)
         return FastJSONResponse(
             completion(guarded, served.guard.answering_model, guarded.choices), headers=headers
         )
@@ -279,7 +279,7 @@ class Service:
             if _nothing_safe_to_say(first):
                 ended(first)
                 _refuse_when_nothing_safe(first)
-        headers[SESSION_HEADER] = body.session
+        _say_session(headers, body.session)
         model = served.guard.answering_model
         stream = sse_events(first, events, model, ended, session.delivered, session.undelivered)
         return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
@@ -330,6 +330,13 @@ class Service:
 
     async def metrics_text(self, request: Request) -> Response:
         return PlainTextResponse(self.metrics.render(), media_type="text/plain; version=0.0.4")
+
+
+def _say_session(headers: dict[str, str], session: str) -> None:
+    """The session's id in the ``X-Governor-Session`` reply header, when a header can carry it
+    (printable ASCII: an id from the body may hold anything, and the client knows it)."""
+    if session.isascii() and session.isprintable():
+        headers[SESSION_HEADER] = session
 
 
 def _session_header(request: Request) -> str | None:
