@@ -296,3 +296,25 @@ def wait_for(condition: Callable[[], bool], timeout_s: float = 5.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("the condition did not hold in time")
         time.sleep(0.01)
+
+
+def test_the_admin_routes_name_a_session_by_its_policy(files: Path) -> None:
+    admin = "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b"  # sha256("secret")
+    argv = ["--policy", f"a={files / 'a.yaml'}", "--policy", f"b={files / 'b.yaml'}"]
+    app = app_of([*argv, "--admin-key-hash", admin])
+    with serving(app) as base:
+        client(base).chat.completions.create(model="governor/b", messages=SAID, **session("s"))  # type: ignore[arg-type]
+        with httpx.Client(base_url=base, headers={"Authorization": "Bearer secret"}) as http:
+            shown = http.get("/admin/sessions/b:s")
+            paused = http.post("/admin/sessions/b:s/pause")
+            elsewhere = http.get("/admin/sessions/a:s")
+            unknown = http.get("/admin/sessions/c:s")
+        held = client(base).chat.completions.create(
+            model="governor/b", messages=SAID, **session("s")
+        )  # type: ignore[arg-type]
+    assert shown.status_code == 200 and shown.json()["t"] == 1
+    assert paused.json()["paused"] is True and held.model_extra["governor"]["kind"] == "paused"
+    assert elsewhere.status_code == 404  # the same id under a: no such session
+    assert (
+        unknown.status_code == 404 and "served policy's name" in unknown.json()["error"]["message"]
+    )
