@@ -14,7 +14,8 @@ ids as the client gives them (the sessions of an existing store go on).
 then its guard, which builds the observer) before it replaces the guard for new requests; a file
 that fails keeps the old policy and the reason is logged (``governor.serve.policies``). Live
 sessions continue under the changed policy (a session read back under it records which rules
-were added, removed or replayed: ``on_live_sessions`` in the policy's LTL rules). A guard that
+were added, removed or replayed: ``on_live_sessions`` in the policy's LTL rules); a reloaded
+policy whose upstream ``api_key_env`` names an unset variable is warned of. A guard that
 replaces another keeps its worker threads, and its backend when the upstream is unchanged.
 A request in flight when its policy is replaced finishes under the policy it started with; the
 next request on that session waits for it to save before reading the session (the replacing guard
@@ -29,6 +30,7 @@ error tree and the service's errors.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
 import time
@@ -245,6 +247,14 @@ class ServedPolicies:
                 self.reloads += 1
                 replaced.append(served.name)
                 log.info("policy %s: reloaded from %s", served.name, served.path)
+                env = guard.policy.upstream.api_key_env
+                if env and not os.environ.get(env):
+                    log.warning(
+                        "policy %s: upstream.api_key_env names $%s, which is not set: requests"
+                        " go to the upstream without an API key",
+                        served.name,
+                        env,
+                    )
         return replaced
 
     def request_reload(self) -> None:
