@@ -46,7 +46,7 @@ def begin(server: FakeOpenAIServer, store: MemoryStore) -> list[dict[str, Any]]:
     said: list[dict[str, Any]] = [{"role": "user", "content": "read my secret"}]
     with served(server, store) as base:
         reply = client(base, ALICE_KEY).chat.completions.create(
-            model="m", messages=said, user="live", tools=TOOLS
+            model="m", messages=said, metadata={"governor_session": "live"}, tools=TOOLS
         )  # type: ignore[arg-type]
     message = reply.choices[0].message.model_dump(exclude_none=True)
     return [*said, message, {"role": "tool", "tool_call_id": "r1", "content": "s3cr3t"}]
@@ -74,7 +74,7 @@ def test_a_rule_added_mid_session_starts_now_and_is_in_the_audit_trail(
     server.script("/chat/completions", tool_call("d1", "delete_file"))
     with served(server, store, add_rule("start")) as base:
         reply = client(base, ALICE_KEY).chat.completions.create(
-            model="m", messages=said, user="live", tools=TOOLS
+            model="m", messages=said, metadata={"governor_session": "live"}, tools=TOOLS
         )  # type: ignore[arg-type]
         shown = admin_get(base, SESSION).json()
     # from now on: the read before the change is not in its past, so the delete runs
@@ -91,7 +91,7 @@ def test_a_rule_added_with_replay_reads_the_stored_history(server: FakeOpenAISer
     )
     with served(server, store, add_rule("replay")) as base:
         reply = client(base, ALICE_KEY).chat.completions.create(
-            model="m", messages=said, user="live", tools=TOOLS
+            model="m", messages=said, metadata={"governor_session": "live"}, tools=TOOLS
         )  # type: ignore[arg-type]
         shown = admin_get(base, SESSION).json()
     assert not reply.choices[0].message.tool_calls  # the replayed read forbids the delete
@@ -110,7 +110,7 @@ def test_a_removed_rule_is_dropped_and_recorded(server: FakeOpenAIServer) -> Non
     server.script("/chat/completions", tool_call("t1", "transfer_funds", amount=5))
     with served(server, store, drop_verify) as base:
         reply = client(base, ALICE_KEY).chat.completions.create(
-            model="m", messages=said, user="live", tools=TOOLS
+            model="m", messages=said, metadata={"governor_session": "live"}, tools=TOOLS
         )  # type: ignore[arg-type]
         shown = admin_get(base, SESSION).json()
     assert [c.function.name for c in reply.choices[0].message.tool_calls or []] == [
@@ -132,7 +132,9 @@ def test_a_client_supplied_assistant_message_is_marked_as_its_claim(
     ]
     server.script("/chat/completions", text("OK."))
     with served(server, store) as base:
-        client(base, ALICE_KEY).chat.completions.create(model="m", messages=claimed, user="live")  # type: ignore[arg-type]
+        client(base, ALICE_KEY).chat.completions.create(
+            model="m", messages=claimed, metadata={"governor_session": "live"}
+        )  # type: ignore[arg-type]
         shown = admin_get(base, SESSION).json()
     (record,) = [r for r in shown["decisions"] if r["type"] == "decision"]
     assert record["extra"]["client_claims"] == [1]

@@ -13,6 +13,7 @@ from fake_openai_server import FakeOpenAIServer
 from serve_helpers import TOOLS, text, tool_call
 
 from governor.guard import Guard
+from governor.guard.facade import MAX_STORED_ID
 from governor.serve import KeyChecker, create_app
 from governor.serve.auth import digest
 from governor.serve.local import serving
@@ -33,7 +34,7 @@ def admin_base(guard: Guard) -> Iterator[str]:
 
 
 def chat(http: httpx.Client, session: str, messages: list[Any], **extra: Any) -> httpx.Response:
-    body = {"model": "m", "messages": messages, "user": session, **extra}
+    body = {"model": "m", "messages": messages, "metadata": {"governor_session": session}, **extra}
     return http.post("/v1/chat/completions", json=body, headers=CLIENT)
 
 
@@ -69,7 +70,11 @@ def test_the_admin_key_is_not_a_client_key(admin_base: str) -> None:
     with httpx.Client(base_url=admin_base) as http:
         answer = http.post(
             "/v1/chat/completions",
-            json={"model": "m", "messages": [{"role": "user", "content": "hi"}], "user": "s"},
+            json={
+                "model": "m",
+                "messages": [{"role": "user", "content": "hi"}],
+                "metadata": {"governor_session": "s"},
+            },
             headers=ADMIN,
         )
     assert answer.status_code == 401
@@ -207,7 +212,7 @@ def test_unknown_sessions_are_404_and_long_ids_400(admin_base: str, guard: Guard
     with httpx.Client(base_url=admin_base) as http:
         shown = http.get("/admin/sessions/nobody", headers=ADMIN)
         reset = http.post("/admin/sessions/nobody/reset", headers=ADMIN)
-        too_long = http.post(f"/admin/sessions/{'x' * 234}/pause", headers=ADMIN)
+        too_long = http.post(f"/admin/sessions/{'x' * (MAX_STORED_ID + 1)}/pause", headers=ADMIN)
         wrong_method = http.get("/admin/sessions/s/pause", headers=ADMIN)
     for answer in (shown, reset):
         assert answer.status_code == 404

@@ -36,7 +36,8 @@ def test_a_reply_carries_the_governor_field_and_headers(
     )
     reply = raw.parse()
     assert reply.choices[0].message.content == "Hello there."
-    assert reply.choices[0].finish_reason == "stop" and reply.model == "any"
+    assert reply.choices[0].finish_reason == "stop"
+    assert reply.model == "fake-model"  # the model that answered, not the name the client sent
     governor: dict[str, Any] = reply.model_extra["governor"]  # type: ignore[index]
     assert governor["kind"] == "execute" and governor["session"] == "s1"
     assert governor["llm"]["calls"] == 1 and "total" in governor["latency_ms"]
@@ -48,13 +49,15 @@ def test_a_reply_carries_the_governor_field_and_headers(
     assert sent.headers["Authorization"] == f"Bearer {API_KEY}"  # the upstream got its key
 
 
-def test_the_async_client_and_the_user_field_name_the_session(
+def test_the_async_client_and_the_metadata_field_name_the_session(
     base: str, guard: Guard, server: FakeOpenAIServer
 ) -> None:
     async def ask() -> Any:
         async with openai.AsyncOpenAI(base_url=f"{base}/v1", api_key="x", max_retries=0) as c:
             return await c.chat.completions.create(
-                model="m", messages=[{"role": "user", "content": "hi"}], user="ann"
+                model="m",
+                messages=[{"role": "user", "content": "hi"}],
+                metadata={"governor_session": "ann"},
             )
 
     reply = asyncio.run(ask())

@@ -21,7 +21,7 @@ def choices_reply(*messages: dict[str, Any]) -> Any:
 
 
 def post(base: str, messages: list[Any], **more: Any) -> httpx.Response:
-    body = {"model": "m", "messages": messages, "user": "n", **more}
+    body = {"model": "m", "messages": messages, "metadata": {"governor_session": "n"}, **more}
     return httpx.post(f"{base}/v1/chat/completions", json=body, timeout=10)
 
 

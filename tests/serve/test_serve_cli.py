@@ -75,3 +75,28 @@ def test_store_from(tmp_path: Path) -> None:
     assert isinstance(store_from(f"sqlite:{tmp_path / 'x.db'}"), SqliteStore)
     with pytest.raises(ConfigError):
         store_from("sqlite:")
+
+
+def test_the_decision_log_goes_where_the_flag_says_while_the_service_runs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import logging
+
+    from governor.serve.decision_log import log_decision
+
+    summary = {"kind": "execute", "llm": {"calls": 1}}
+    seen: list[bool] = []
+
+    def run(app: Any, **kw: Any) -> None:  # the service "runs": one decision is logged
+        seen.append(logging.getLogger("governor.decisions").isEnabledFor(logging.INFO))
+        log_decision("smalltalk", "s", "ann", "chat", summary, 0.002)
+
+    monkeypatch.setattr(uvicorn, "run", run)
+    path = tmp_path / "decisions.jsonl"
+    assert main(["serve", "--store", "memory", "--decision-log", str(path)]) == 0
+    (line,) = path.read_text().splitlines()
+    assert '"policy":"smalltalk"' in line and '"user":"ann"' in line and '"latency_ms":2.0' in line
+    assert main(["serve", "--store", "memory", "--decision-log", "off"]) == 0
+    assert seen == [True, False]
+    assert len(path.read_text().splitlines()) == 1
+    assert not logging.getLogger("governor.decisions").handlers  # put back after the run

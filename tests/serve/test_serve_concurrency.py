@@ -34,7 +34,9 @@ def conversation(base: str, session: str) -> list[str]:
     said = []
     for turn in range(3):
         messages.append({"role": "user", "content": f"{session} turn {turn}"})
-        reply = c.chat.completions.create(model="m", messages=messages, user=session)
+        reply = c.chat.completions.create(
+            model="m", messages=messages, metadata={"governor_session": session}
+        )
         content = reply.choices[0].message.content or ""
         said.append(content)
         messages.append({"role": "assistant", "content": content})

@@ -92,7 +92,7 @@ def service(
 
 def ask(client: httpx.Client, base: str, session: str, messages: list[Any]) -> str:
     """One turn of ``session``; the reply's text (raises on any failure)."""
-    body = {"model": "m", "messages": messages, "user": session}
+    body = {"model": "m", "messages": messages, "metadata": {"governor_session": session}}
     r = client.post(f"{base}/v1/chat/completions", json=body, timeout=30)
     r.raise_for_status()
     return str(r.json()["choices"][0]["message"]["content"])
@@ -176,7 +176,7 @@ def test_a_killed_service_resumes_every_session_from_its_last_commit(tmp_path: P
                 sent = upstream.requests_to("/chat/completions")[-1].body["messages"]
                 assert [m for m in sent if m["role"] != "system"] == messages  # the whole history
                 bad = [*history[s][:-2], {"role": "user", "content": "another past"}]
-                r = client.post(f"{base}/v1/chat/completions", json={"model": "m", "messages": bad, "user": s})  # fmt: skip
+                r = client.post(f"{base}/v1/chat/completions", json={"model": "m", "messages": bad, "metadata": {"governor_session": s}})  # fmt: skip
                 assert r.status_code == 400  # a history that differs from the committed one
         for s in sessions:
             assert check_consistent(db, s)[1] == len(history[s]) // 2 + 1

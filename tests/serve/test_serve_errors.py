@@ -86,28 +86,52 @@ def test_wrong_types_name_the_field(
     make_client: Maker, body: dict[str, Any], param: str, says: str
 ) -> None:
     c, _ = make_client()
-    r = c.post("/v1/chat/completions", json={"user": "s", **body})
+    r = c.post("/v1/chat/completions", json={"metadata": {"governor_session": "s"}, **body})
     assert_error(r, 400, None, says)
     assert r.json()["error"]["param"] == param
 
 
 def test_a_bad_message_and_a_changed_history_are_400s(make_client: Maker) -> None:
     c, _ = make_client()
-    r = c.post("/v1/chat/completions", json={"user": "s", "messages": [{"role": "robot"}]})
+    r = c.post(
+        "/v1/chat/completions",
+        json={"metadata": {"governor_session": "s"}, "messages": [{"role": "robot"}]},
+    )
     assert_error(r, 400, None, "messages[0].role")
-    assert c.post("/v1/chat/completions", json={"user": "s", "messages": HI}).status_code == 200
+    assert (
+        c.post(
+            "/v1/chat/completions", json={"metadata": {"governor_session": "s"}, "messages": HI}
+        ).status_code
+        == 200
+    )
     changed = [{"role": "user", "content": "something else"}]
-    r = c.post("/v1/chat/completions", json={"user": "s", "messages": changed})
+    r = c.post(
+        "/v1/chat/completions", json={"metadata": {"governor_session": "s"}, "messages": changed}
+    )
     assert_error(r, 400, None, "cannot change")
 
 
-def test_a_missing_session_names_both_places(make_client: Maker) -> None:
+def test_a_chat_without_a_session_opens_one_and_a_check_without_one_is_refused(
+    make_client: Maker,
+) -> None:
     c, _ = make_client()
-    r = c.post("/v1/chat/completions", json={"messages": HI})
-    assert_error(r, 400, "missing_session", "X-Governor-Session header or the user field")
+    r = c.post("/v1/chat/completions", json={"messages": HI, "user": "ann"})
+    assert r.status_code == 200, r.text
+    opened = r.headers["X-Governor-Session"]
+    assert opened.startswith("gs-") and r.json()["governor"]["session"] == opened
+    again = c.post("/v1/chat/completions", json={"messages": HI, "user": "ann"})
+    assert again.headers["X-Governor-Session"] != opened  # user is not a session
+    odd = {"session_id": "naïve\r\nX-Evil: 1 ✓"}  # no header can carry it: none is written
+    r = c.post("/v1/chat/completions", json={"messages": HI, "metadata": odd})
+    assert r.status_code == 200 and "X-Governor-Session" not in r.headers
+    assert "X-Evil" not in r.headers and r.json()["governor"]["session"] == odd["session_id"]
+    bad = c.post("/v1/chat/completions", json={"messages": HI, "metadata": {"session_id": 3}})
+    assert_error(bad, 400, None, "metadata.session_id")
     assert_error(c.post("/v1/checks", json={"candidate": "x"}), 400, "missing_session")
     assert_error(c.post("/v1/checks", json={"session": "s", "candidate": 3}), 400, "invalid_type")
-    too_long = c.post("/v1/chat/completions", json={"messages": HI, "user": "u" * 500})
+    too_long = c.post(
+        "/v1/chat/completions", json={"messages": HI, "metadata": {"governor_session": "u" * 500}}
+    )
     assert_error(too_long, 400, None, "session id")
 
 
@@ -136,7 +160,7 @@ def test_client_keys_are_checked_against_their_digests(make_client: Maker, tmp_p
     keys_file = tmp_path / "keys.txt"
     keys_file.write_text(f"# clients\n{hashlib.sha256(KEY.encode()).hexdigest()}\n\n")
     c, _ = make_client(KeyChecker(load_key_hashes(keys_file)))
-    body = {"user": "s", "messages": HI}
+    body = {"metadata": {"governor_session": "s"}, "messages": HI}
     assert_error(c.post("/v1/chat/completions", json=body), 401, "invalid_api_key", "Bearer")
     wrong = c.post("/v1/chat/completions", json=body, headers={"Authorization": "Bearer nope"})
     assert_error(wrong, 401, "invalid_api_key", "not accepted")
@@ -164,7 +188,7 @@ def test_an_unexpected_exception_is_a_500_without_details(
         raise RuntimeError("boom: internal detail")
 
     monkeypatch.setattr(guard, "session", boom)
-    r = c.post("/v1/chat/completions", json={"user": "s", "messages": HI})
+    r = c.post("/v1/chat/completions", json={"metadata": {"governor_session": "s"}, "messages": HI})
     assert_error(r, 500, "internal_error")
     assert "boom" not in r.text
 
@@ -191,7 +215,7 @@ def test_a_store_that_cannot_be_read_is_a_503_and_not_ready(
     make_client: Maker, store: type[MemoryStore]
 ) -> None:
     c, _ = make_client(store=store())
-    r = c.post("/v1/chat/completions", json={"user": "s", "messages": HI})
+    r = c.post("/v1/chat/completions", json={"metadata": {"governor_session": "s"}, "messages": HI})
     assert_error(r, 503, "unavailable", "session store")
     ready = c.get("/readyz")
     assert ready.status_code == 503 and ready.json()["store"]["ok"] is False

@@ -45,7 +45,13 @@ def make(tmp_path: Path, server: FakeOpenAIServer) -> Iterator[Any]:
 
 
 def post(url: str, messages: list[Any], session: str, **more: Any) -> httpx.Response:
-    body = {"model": "m", "messages": messages, "user": session, "stream": True, **more}
+    body = {
+        "model": "m",
+        "messages": messages,
+        "metadata": {"governor_session": session},
+        "stream": True,
+        **more,
+    }
     return httpx.post(f"{url}/v1/chat/completions", json=body, timeout=10)
 
 
@@ -63,7 +69,10 @@ def test_the_openai_client_reads_chunks_released_while_the_upstream_streams(
     with serving(create_app(guard)) as url:
         c = openai.OpenAI(base_url=f"{url}/v1", api_key="x", max_retries=0)
         stream = c.chat.completions.create(
-            model="m", messages=[{"role": "user", "content": "hi"}], user="s", stream=True
+            model="m",
+            messages=[{"role": "user", "content": "hi"}],
+            metadata={"governor_session": "s"},
+            stream=True,
         )
         chunks = list(stream)
     pieces = [ch.choices[0].delta.content for ch in chunks if ch.choices[0].delta.content]
@@ -220,11 +229,16 @@ def test_a_client_that_stops_reading_leaves_a_session_that_goes_on(
     server.script("/chat/completions", streamed(*words(CLEAN), event_s=0.02))
     user: list[Any] = [{"role": "user", "content": "hi"}]
     with serving(create_app(guard)) as url:
-        body = {"model": "m", "messages": user, "user": "gone", "stream": True}
+        body = {
+            "model": "m",
+            "messages": user,
+            "metadata": {"governor_session": "gone"},
+            "stream": True,
+        }
         with httpx.stream("POST", f"{url}/v1/chat/completions", json=body, timeout=10) as r:
             next(r.iter_lines())  # the first event, then the client goes away
         # the step still ends and commits the whole reply; the next call waits for it
         later = [*user, {"role": "assistant", "content": CLEAN}, {"role": "user", "content": "ok"}]
-        body = {"model": "m", "messages": later, "user": "gone"}
+        body = {"model": "m", "messages": later, "metadata": {"governor_session": "gone"}}
         assert httpx.post(f"{url}/v1/chat/completions", json=body, timeout=10).status_code == 200
     assert [m.content for m in guard.session("gone").state.messages][:3] == ["hi", CLEAN, "ok"]

@@ -38,7 +38,10 @@ def test_an_admitted_reply_streams_in_sentences_then_the_summary(
     server.script("/chat/completions", text(said))
     c = openai.OpenAI(base_url=f"{base}/v1", api_key="x", max_retries=0)
     stream = c.chat.completions.create(
-        model="m", messages=[{"role": "user", "content": "hi"}], user="s", stream=True
+        model="m",
+        messages=[{"role": "user", "content": "hi"}],
+        metadata={"governor_session": "s"},
+        stream=True,
     )
     pieces, calls, finals = collect(stream)
     assert "".join(pieces) == said and len(pieces) == 3 and calls == []
@@ -58,7 +61,9 @@ def test_a_refused_reply_streams_the_fallback_and_nothing_unchecked(
     )
     c = openai.OpenAI(base_url=f"{base}/v1", api_key="x", max_retries=0)
     messages: list[Any] = [{"role": "user", "content": "read the secret"}]
-    first = c.chat.completions.create(model="m", messages=messages, tools=TOOLS, user="a")  # type: ignore[arg-type]
+    first = c.chat.completions.create(
+        model="m", messages=messages, tools=TOOLS, metadata={"governor_session": "a"}
+    )  # type: ignore[arg-type]
     call = first.choices[0].message.tool_calls[0]  # type: ignore[index]
     messages += [
         first.choices[0].message.model_dump(exclude_none=True),
@@ -69,7 +74,7 @@ def test_a_refused_reply_streams_the_fallback_and_nothing_unchecked(
         model="m",
         messages=messages,
         tools=TOOLS,
-        user="a",
+        metadata={"governor_session": "a"},
         stream=True,  # type: ignore[arg-type]
     ) as response:
         raw = "".join(response.iter_text())
@@ -77,7 +82,10 @@ def test_a_refused_reply_streams_the_fallback_and_nothing_unchecked(
     assert '"tool_calls":[' not in raw.split('"governor"')[0]
     assert raw.rstrip().endswith("data: [DONE]")
     stream = c.chat.completions.create(
-        model="m", messages=[{"role": "user", "content": "x"}], user="b", stream=True
+        model="m",
+        messages=[{"role": "user", "content": "x"}],
+        metadata={"governor_session": "b"},
+        stream=True,
     )
     collect(stream)  # a second stream on another session works after the refusal
 
@@ -94,7 +102,7 @@ def test_a_refused_reply_streams_the_fallback_text(base: str, server: FakeOpenAI
                 model="m",
                 messages=[{"role": "user", "content": "send ann 10"}],
                 tools=TOOLS,  # type: ignore[arg-type]
-                user="async",
+                metadata={"governor_session": "async"},
                 stream=True,
             )
             return collect([chunk async for chunk in stream])

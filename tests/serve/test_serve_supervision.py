@@ -56,14 +56,18 @@ def test_the_openai_client_sees_the_supervision_field(
                   text("I'm worried about you. Please call a crisis line now."))  # fmt: skip
     c = client(served)
     messages: list[Any] = [{"role": "user", "content": "I walked by the river today"}]
-    first = c.chat.completions.create(model="m", messages=messages, user="u1")
+    first = c.chat.completions.create(
+        model="m", messages=messages, metadata={"governor_session": "u1"}
+    )
     sup = first.model_extra["governor"]["supervision"]  # type: ignore[index]
     assert (sup["kind"], sup["mode"], sup["rule"]) == ("act", "small_talk", None)
     messages += [
         {"role": "assistant", "content": first.choices[0].message.content},
         {"role": "user", "content": "I want to kill myself"},
     ]
-    second = c.chat.completions.create(model="m", messages=messages, user="u1")
+    second = c.chat.completions.create(
+        model="m", messages=messages, metadata={"governor_session": "u1"}
+    )
     sup = second.model_extra["governor"]["supervision"]  # type: ignore[index]
     assert (sup["kind"], sup["mode"], sup["rule"]) == ("override", "crisis", "crisis_statement")
     assert second.choices[0].message.content.startswith("I'm worried about you")  # type: ignore[union-attr]
@@ -84,7 +88,7 @@ def test_admin_mode_and_release_are_honoured_and_audited(
             headers=ADMIN,
             json={"mode": "breathing", "who": "ms. kay", "why": "calm first"},
         )
-        body = {"model": "m", "messages": hello, "user": "a1"}
+        body = {"model": "m", "messages": hello, "metadata": {"governor_session": "a1"}}
         first = http.post("/v1/chat/completions", json=body).json()
         released = http.post("/admin/sessions/a1/release", headers=ADMIN, json={"who": "ms. kay"})
         body["messages"] = [*hello, first["choices"][0]["message"],
@@ -129,7 +133,8 @@ def test_the_supervisor_state_survives_a_restart_of_the_service(
         with serving(create_app(guard)) as url, httpx.Client(base_url=url) as http:
             messages.append({"role": "user", "content": said})
             out = http.post(
-                "/v1/chat/completions", json={"model": "m", "messages": messages, "user": "r"}
+                "/v1/chat/completions",
+                json={"model": "m", "messages": messages, "metadata": {"governor_session": "r"}},
             ).json()
             messages.append(out["choices"][0]["message"])
         guard.close()
@@ -138,7 +143,8 @@ def test_the_supervisor_state_survives_a_restart_of_the_service(
     with serving(create_app(guard)) as url, httpx.Client(base_url=url) as http:
         messages.append({"role": "user", "content": "hm"})
         out = http.post(
-            "/v1/chat/completions", json={"model": "m", "messages": messages, "user": "r"}
+            "/v1/chat/completions",
+            json={"model": "m", "messages": messages, "metadata": {"governor_session": "r"}},
         ).json()
     guard.close()
     sup = out["governor"]["supervision"]

@@ -83,7 +83,7 @@ def _guard(url: str, tmp: str, max_messages: int) -> Any:
     from governor.guard import Guard, SqliteStore
 
     store = SqliteStore(Path(tmp) / "sessions.sqlite3")
-    options = {"max_session_messages": max_messages}
+    options: dict[str, Any] = {"max_session_messages": max_messages}
     params = inspect.signature(Guard).parameters
     return Guard(
         bench_policy("ltl", url),
@@ -129,9 +129,17 @@ def one_request(url: str, size: int, max_messages: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="governor-limits-") as tmp:
         guard = _guard(url, tmp, max_messages)
         with serving(_app(guard, max_messages)) as base, httpx.Client(timeout=600) as client:
-            warm = {"model": "m", "user": "warm", "messages": _messages(3)}
+            warm = {
+                "model": "m",
+                "metadata": {"governor_session": "warm"},
+                "messages": _messages(3),
+            }
             client.post(f"{base}/v1/chat/completions", json=warm).raise_for_status()
-            body = {"model": "m", "user": "long", "messages": _messages(size)}
+            body = {
+                "model": "m",
+                "metadata": {"governor_session": "long"},
+                "messages": _messages(size),
+            }
             payload = httpx.Request("POST", "http://x", json=body).read()  # encoded before
             start = time.perf_counter()
             answer = client.post(
@@ -141,7 +149,9 @@ def one_request(url: str, size: int, max_messages: int) -> dict[str, Any]:
             )
             seconds = time.perf_counter() - start
             # the same request on another new session, its allocations traced (slower: untimed)
-            traced = httpx.Request("POST", "http://x", json={**body, "user": "traced"}).read()
+            traced = httpx.Request(
+                "POST", "http://x", json={**body, "metadata": {"governor_session": "traced"}}
+            ).read()
             tracemalloc.start()
             client.post(
                 f"{base}/v1/chat/completions",

@@ -21,7 +21,7 @@ from rich.console import Console
 
 from governor import __version__
 from governor.config import check_range
-from governor.errors import GovernorError
+from governor.errors import ConfigError, GovernorError
 
 
 class Parser(argparse.ArgumentParser):
@@ -53,6 +53,22 @@ def _trace_show(args: argparse.Namespace, console: Console) -> int:
     from governor.trace import render_trace
     from governor.trace.read import TornRecordWarning
 
+    if args.store is not None:
+        from governor.cli.stored import stored_records
+        from governor.trace.render import render_records
+
+        if args.file is not None:
+            raise ConfigError(
+                f"trace show: expected a trace file or --store, found both ({args.file})"
+            )
+        records, source = stored_records(args.store, args.session)
+        episode = args.episode or args.session
+        render_records(records, {}, source, episode=episode, console=console, verbose=args.verbose)
+        return 0
+    if args.session is not None:
+        raise ConfigError("--session: expected --store beside it, found none")
+    if args.file is None:
+        raise ConfigError("trace show: expected a trace file or --store, found neither")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TornRecordWarning)
         render_trace(args.file, episode=args.episode, console=console, verbose=args.verbose)
@@ -120,8 +136,18 @@ def build_parser() -> Parser:
     trace = sub.add_parser("trace", help="inspect decision traces").add_subparsers(
         dest="trace", required=True, parser_class=Parser
     )
-    show = trace.add_parser("show", help="render one trajectory of a trace file")
-    show.add_argument("file", type=Path)
+    show = trace.add_parser(
+        "show", help="render one trajectory of a trace file or of a session store"
+    )
+    show.add_argument("file", type=Path, nargs="?", help="a trace file (or give --store)")
+    show.add_argument(
+        "--store",
+        metavar="sqlite:PATH|postgres:DSN",
+        help="read the decision records of a session store (governor serve's) instead",
+    )
+    show.add_argument(
+        "--session", help="with --store: the stored session id (default: every session)"
+    )
     show.add_argument("--episode", help="episode id (default: the first)")
     show.add_argument("--verbose", action="store_true", help="list every attempt and candidate")
     show.set_defaults(handler=_trace_show)

@@ -58,11 +58,19 @@ def add_audit_parser(sub: Subcommands) -> None:
     aud.add_argument(
         "transcript",
         type=Path,
+        nargs="?",
         metavar="FILE",
         help='with --policy: runs, JSON lines {"messages": [...]}; without: a transcript,'
         ' JSON lines {"role": ..., "content": ...}',
     )
     aud.add_argument("--policy", type=Path, help="a policy file: audit agent runs under it")
+    aud.add_argument(
+        "--store",
+        metavar="sqlite:PATH|postgres:DSN",
+        help="with --policy: audit the sessions of a session store (governor serve's) instead"
+        " of a file",
+    )
+    aud.add_argument("--session", help="with --store: one stored session id (default: all)")
     aud.add_argument("--config", type=Path, help="conversation config (YAML or JSON), transcripts")
     aud.add_argument("--json", type=Path, help="write the report here")
     aud.add_argument("--html", type=Path, help="write an HTML report here (with --policy)")
@@ -180,8 +188,14 @@ def show_turn(console: Console, result: TurnResult) -> None:
 def audit_command(args: argparse.Namespace, console: Console) -> int:
     """Judge recorded runs under a policy, or each assistant turn of a small-talk transcript;
     print a table, write JSON (and HTML) if asked."""
+    if args.store is not None and args.policy is None:
+        raise ConfigError(f"--store: {expected('--policy beside it', '--store alone')}")
+    if args.session is not None and args.store is None:
+        raise ConfigError(f"--session: {expected('--store beside it', '--session alone')}")
     if args.policy is not None:
         return _audit_runs(args, console)
+    if args.transcript is None:
+        raise ConfigError("audit: expected a transcript file, found none")
     if args.html is not None:
         raise ConfigError(
             f"--html: {expected('--policy beside it (runs, not a transcript)', '--html alone')}"
@@ -207,29 +221,50 @@ def _audit_runs(args: argparse.Namespace, console: Console) -> int:
     from governor.guard.audit import audit_runs, html_report
 
     policy = load_policy(args.policy)
-    path: Path = args.transcript
-    try:
-        with path.open("rb") as f:
-            total = sum(1 for _ in f)
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+    ids: list[str] = []
+    if args.store is not None:
+        from governor.cli.stored import stored_runs
 
-    def lines() -> Iterator[str]:
-        with path.open("r", encoding="utf-8", errors="replace") as f:
-            yield from f
+        if args.transcript is not None:
+            raise ConfigError(
+                f"audit: expected runs in a file or --store, found both ({args.transcript})"
+            )
+        runs, ids = stored_runs(args.store, args.session)
+        total = len(runs)
+
+        def lines() -> Iterator[str]:
+            yield from runs
+
+    else:
+        if args.transcript is None:
+            raise ConfigError("audit --policy: expected a file of runs or --store, found neither")
+        path: Path = args.transcript
+        try:
+            with path.open("rb") as f:
+                total = sum(1 for _ in f)
+        except OSError as exc:
+            raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+
+        def lines() -> Iterator[str]:
+            with path.open("r", encoding="utf-8", errors="replace") as f:
+                yield from f
 
     shown = Console(stderr=True)
     with Progress(console=shown, transient=True, disable=total < 200) as bar:
         task = bar.add_task("auditing", total=total)
         report = audit_runs(policy, lines(), lambda n: bar.update(task, completed=n))
     for c in report["conversations"]:
+        if ids:  # a run of the store: its session's id
+            c["session"] = ids[c["line"] - 1]
+        where = f"session {escape(c['session'])}" if ids else f"line {c['line']:>5}"
         for r in c["refused"]:
             tool = r["tool"] or "-"
-            console.print(f"line {c['line']:>5} message {r['message']:>3} {escape(tool):<24}"
+            console.print(f"{where} message {r['message']:>3} {escape(tool):<24}"
                           f" {escape(', '.join(r['rules']))}", soft_wrap=True)  # fmt: skip
     s = report["summary"]
     for m in s["malformed"]:
-        console.print(f"line {m['line']}: malformed: {escape(m['error'])}", soft_wrap=True)
+        where = f"session {escape(ids[m['line'] - 1])}" if ids else f"line {m['line']}"
+        console.print(f"{where}: malformed: {escape(m['error'])}", soft_wrap=True)
     console.print(
         f"{s['runs']} runs, {s['steps']} steps judged, {s['refused_steps']} refused in"
         f" {s['runs_with_refusals']} runs, {len(s['malformed'])} malformed lines;"

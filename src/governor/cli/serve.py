@@ -1,13 +1,19 @@
 """The ``governor serve`` command: the guard service (:mod:`governor.serve`) under uvicorn.
 
-``--policy`` names a policy file (default: the shipped small-talk overlays policy); ``--upstream``
-and ``--model`` replace its upstream's base URL and model; ``--model-path`` (``gemma3-270m`` or a
-transformers folder) runs a local model in-process as the upstream instead
-(:mod:`governor.backends.local_worker`); ``--store`` is ``sqlite:PATH`` (the
+``--policy`` names the policies served (repeatable): ``NAME=FILE``, a bare ``FILE`` (named by its
+stem) or a directory (each ``*.yaml`` in it, named by its stem); default: the shipped small-talk
+overlays policy. A request picks one by its ``model`` (``governor/NAME``) or the
+``X-Governor-Policy`` header (:mod:`governor.serve.policies`); the files are polled every
+``--policy-poll`` seconds and reloaded on SIGHUP (validated first: a bad file keeps the old policy).
+``--upstream`` and ``--model`` replace each policy's upstream base URL and model; ``--model-path``
+(``gemma3-270m`` or a transformers folder) runs a local model in-process as every policy's upstream
+instead, loaded once (:mod:`governor.backends.local_worker`); ``--store`` is ``sqlite:PATH`` (the
 default, ``sqlite:governor-sessions.sqlite3``), ``memory`` or ``postgres:DSN`` (a libpq DSN or
 ``postgresql://`` URL: several instances may share one database; the ``[postgres]`` extra);
 client API keys are the sha256 digests in the file named by ``$GOVERNOR_API_KEY_HASHES_FILE`` and
-any ``--api-key-hash``.
+any ``--api-key-hash``. ``--decision-log`` sends one JSON line per decision to stderr (the
+default), a file, or nowhere (:mod:`governor.serve.decision_log`). A policy whose upstream's
+``api_key_env`` names an unset variable is warned of at start.
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ import argparse
 import gc
 import os
 import re
+import signal
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +31,7 @@ from rich.console import Console
 
 from governor.backends import Backend
 from governor.errors import ConfigError, expected
-from governor.guard import Guard, GuardPolicy, load_policy
+from governor.guard import Guard, GuardPolicy
 from governor.guard.stores import store_from, store_label
 
 DEFAULT_STORE = "sqlite:governor-sessions.sqlite3"
@@ -34,7 +42,27 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
     serve = subparsers.add_parser(
         "serve", help="run the OpenAI-compatible guard service in front of an upstream model"
     )
-    serve.add_argument("--policy", type=Path, help="guard policy file (default: small talk)")
+    serve.add_argument(
+        "--policy",
+        action="append",
+        metavar="NAME=FILE|FILE|DIR",
+        help="a policy to serve (repeatable): NAME=FILE, FILE (named by its stem) or a directory"
+        " of *.yaml files (default: the small-talk policy)",
+    )
+    serve.add_argument(
+        "--policy-poll",
+        type=float,
+        default=2.0,
+        metavar="S",
+        help="seconds between looks at the policy files for changes (0: only on SIGHUP;"
+        " %(default)s)",
+    )
+    serve.add_argument(
+        "--decision-log",
+        default="-",
+        metavar="PATH|-|off",
+        help="one JSON line per decision: - (stderr, the default), a file, or off",
+    )
     serve.add_argument("--upstream", help="the upstream's base URL (replaces the policy's)")
     serve.add_argument("--model", help="the upstream's model (replaces the policy's)")
     serve.add_argument(
@@ -147,7 +175,11 @@ def serve_command(args: argparse.Namespace, console: Console) -> int:
         raise ConfigError(
             f"serve: expected the [serve] extra (pip install -e '.[serve]' in the governor checkout), found {exc}"
         ) from None
+    from governor.serve.decision_log import configure
+
     app = build_app(args, console)
+    restore_log = configure(args.decision_log)
+    stop_reload = watch_policies(app.state.service.policies, args.policy_poll)
     # What was loaded at start (policy, overlays, models) lives as long as the process: out of
     # the collector's view, a full collection under load pauses for milliseconds, not 100s.
     gc.collect()
@@ -157,8 +189,64 @@ def serve_command(args: argparse.Namespace, console: Console) -> int:
         keep_alive_s=args.keep_alive,
         max_connections=args.max_connections,
     )
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info", **connections)
+    try:
+        uvicorn.run(app, host=args.host, port=args.port, log_level="info", **connections)
+    finally:
+        stop_reload()
+        restore_log()
     return 0
+
+
+def watch_policies(policies: Any, poll_s: float) -> Callable[[], None]:
+    """Reload ``policies`` (:class:`governor.serve.policies.ServedPolicies`) when their files
+    change (every ``poll_s`` seconds; 0: never by polling) and on SIGHUP, in a thread of their
+    own; the function that stops watching and puts the SIGHUP handler back."""
+    if poll_s < 0:
+        raise ConfigError(f"--policy-poll: {expected('seconds >= 0', poll_s)}")
+    stop = policies.watch(poll_s if poll_s > 0 else 365 * 86400.0)
+    hup = getattr(signal, "SIGHUP", None)
+    before = None
+    if hup is not None:
+        try:
+            before = signal.signal(hup, lambda *_: policies.request_reload())
+        except ValueError:  # not the main thread: no signal handler, polling only
+            hup = None
+
+    def stopped() -> None:
+        stop()
+        if hup is not None:
+            signal.signal(hup, before if before is not None else signal.SIG_DFL)
+
+    return stopped
+
+
+def policy_files(specs: list[str]) -> tuple[dict[str, Path], bool]:
+    """The policy files of ``--policy`` (name: file) and whether their sessions are namespaced
+    by policy (all but a single policy given as a bare file)."""
+    from governor.serve.policies import POLICY_NAME, policy_name
+
+    files: dict[str, Path] = {}
+    bare = 0
+    for spec in specs:
+        name, sep, rest = spec.partition("=")
+        if sep and POLICY_NAME.fullmatch(name):
+            found = {name: Path(rest)}
+            if Path(rest).is_dir():
+                raise ConfigError(f"--policy {spec}: expected NAME=FILE, found a directory")
+        elif Path(spec).is_dir():
+            found = {p.stem: p for p in sorted(Path(spec).glob("*.yaml"))}
+            if not found:
+                raise ConfigError(f"--policy {spec}: expected *.yaml files, found none")
+        else:
+            found, bare = {Path(spec).stem: Path(spec)}, bare + 1
+        for name, path in found.items():
+            policy_name(name, f"--policy {path} (give it one as NAME=FILE)")
+            if name in files:
+                raise ConfigError(f"--policy: expected each name once, found {name} twice")
+            if not path.is_file():
+                raise ConfigError(f"--policy {path}: expected a policy file, found none")
+            files[name] = path
+    return files, not (len(files) == 1 and bare == 1)
 
 
 def build_app(args: argparse.Namespace, console: Console) -> Any:
@@ -173,14 +261,13 @@ def build_app(args: argparse.Namespace, console: Console) -> Any:
         )
         from governor.serve.app import Limits
         from governor.serve.auth import KEYS_FILE_ENV
+        from governor.serve.policies import ServedPolicies
     except ImportError as exc:
         raise ConfigError(
             f"serve: expected the [serve] extra (pip install -e '.[serve]' in the governor checkout), found {exc}"
         ) from None
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"--port: {expected('a port in [0, 65535]', args.port)}")
-    policy: GuardPolicy = default_policy() if args.policy is None else load_policy(args.policy)
-    policy = with_upstream(policy, base_url=args.upstream, model=args.model)
     digests = list(args.api_key_hash)
     keys_file = os.environ.get(KEYS_FILE_ENV)
     if keys_file:
@@ -207,27 +294,62 @@ def build_app(args: argparse.Namespace, console: Console) -> Any:
     admin = args.admin_key_hash
     if admin is not None and not re.fullmatch(r"[0-9a-f]{64}", admin):
         raise ConfigError("--admin-key-hash: expected a sha256 hex digest (64 hex digits)")
+    if args.policy_poll < 0:
+        raise ConfigError(f"--policy-poll: {expected('seconds >= 0', args.policy_poll)}")
+    files, namespaced = policy_files(args.policy or [])
     store = store_from(args.store)
-    backend = local_upstream(args, policy)  # last of the checks: loading takes seconds
-    guard = Guard.from_policy(
-        policy, backend=backend, store=store, max_session_messages=args.max_session_messages
-    )
-    app = create_app(guard, keys=keys, admin_key_hash=admin, limits=limits)
-    up = policy.upstream
-    upstream = f"{up.model} at {up.base_url}" if backend is None else f"{backend.name} in-process"
+    local = local_upstream(args)  # last of the checks: loading takes seconds
+
+    def build(policy: GuardPolicy, old: Guard | None) -> Guard:
+        policy = with_upstream(policy, base_url=args.upstream, model=args.model)
+        backend = local  # the in-process model, shared by every policy; else the old guard's
+        if (
+            backend is None
+            and old is not None
+            and old.policy.upstream.backend_config() == (policy.upstream.backend_config())
+        ):
+            backend = old.backend
+        return Guard.from_policy(
+            policy,
+            backend=backend,
+            store=store,
+            max_session_messages=args.max_session_messages,
+            replaces=old,
+        )
+
+    if files:
+        policies = ServedPolicies.from_files(files, build, namespaced=namespaced)
+    else:
+        policies = ServedPolicies.single(build(default_policy(), None), "smalltalk")
+    app = create_app(policies, keys=keys, admin_key_hash=admin, limits=limits)
     console.print(
-        f"governor serve: {policy.source} in front of {upstream};"
-        f" store {store_label(args.store, store)}; client keys {'required' if keys.enabled else 'not required'}",
+        f"governor serve: store {store_label(args.store, store)};"
+        f" client keys {'required' if keys.enabled else 'not required'}",
         markup=False,
         soft_wrap=True,
     )
+    for served in policies:
+        policy, up = served.guard.policy, served.guard.policy.upstream
+        upstream = f"{up.model} at {up.base_url}" if local is None else f"{local.name} in-process"
+        console.print(
+            f"  {served.model}: {policy.source} in front of {upstream}",
+            markup=False,
+            soft_wrap=True,
+        )
+        if local is None and up.api_key_env and not os.environ.get(up.api_key_env):
+            console.print(
+                f"  warning: {served.model}: upstream.api_key_env names ${up.api_key_env},"
+                " which is not set: requests go to the upstream without an API key",
+                markup=False,
+                soft_wrap=True,
+            )
     console.print(f"listening on http://{args.host}:{args.port}/v1", markup=False)
     return app
 
 
-def local_upstream(args: argparse.Namespace, policy: GuardPolicy) -> Backend | None:
+def local_upstream(args: argparse.Namespace) -> Backend | None:
     """The in-process model of ``--model-path`` behind its generation worker (one generation at
-    a time, each cut at the step's deadline or the upstream's ``timeout_s``); None without it."""
+    a time, each cut at the step's deadline or at the worker's ``timeout_s``); None without it."""
     if args.model_path is None:
         return None
     if args.upstream is not None or args.model is not None:
@@ -236,4 +358,4 @@ def local_upstream(args: argparse.Namespace, policy: GuardPolicy) -> Backend | N
         )
     from governor.backends.local_worker import served_backend
 
-    return served_backend(args.model_path, timeout_s=policy.upstream.timeout_s)
+    return served_backend(args.model_path)

@@ -1,7 +1,8 @@
 """OpenAI-style chat messages as the guard reads them, and its action: a reply of text or tool calls.
 
 A conversation is a tuple of :class:`~governor.backends.base.Message` (system, user, assistant,
-tool), the backends' own message type, so a conversation goes to a model as it is. An assistant
+tool; a ``developer`` message, OpenAI's newer name for the system role, is read as a system
+one), the backends' own message type, so a conversation goes to a model as it is. An assistant
 message is an action; its :class:`Reply` holds its text (``None`` when it only calls tools) and
 its :class:`~governor.backends.base.ToolCall` list. Messages are read from the JSON-like mappings
 a client sends, with errors that name the message and the field, and written back as JSON-safe
@@ -74,8 +75,10 @@ def message_from(raw: Any, where: str) -> Message:
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{where}: {expected('a message object with role and content', raw)}")
     role = raw.get("role")
+    if role == "developer":  # OpenAI's newer name for the system role
+        role = "system"
     if role not in ROLES:
-        raise ConfigError(f"{where}.role: {expected(' or '.join(ROLES), role)}")
+        raise ConfigError(f"{where}.role: {expected(' or '.join((*ROLES, 'developer')), role)}")
     content = raw.get("content")
     if isinstance(content, list):  # content parts: keep the text ones
         content = "".join(

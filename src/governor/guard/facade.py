@@ -44,8 +44,11 @@ MAX_SESSION_ID = 200
 OWNER_CHARS = 32
 """The characters of an owner's name (the first 32 hex digits of its key's sha256 digest) that
 prefix its sessions' stored ids."""
-MAX_STORED_ID = MAX_SESSION_ID + OWNER_CHARS + 1
-"""The longest stored session id: an owner's prefix, ``/``, the client's id."""
+MAX_NAMESPACE = 65
+"""The longest namespace a service puts before its sessions' ids (a served policy's name and
+``:``), so that the same id under two policies names two sessions."""
+MAX_STORED_ID = MAX_NAMESPACE + MAX_SESSION_ID + OWNER_CHARS + 1
+"""The longest stored session id: a namespace, an owner's prefix, ``/``, the client's id."""
 CACHED_SESSIONS = 1024
 """How many idle sessions keep their state loaded in this process (the most recently used);
 an idle session beyond them leaves memory, its state stays in the store."""
@@ -77,6 +80,7 @@ class Guard:
         workers: int = WORKERS,
         cached_sessions: int = CACHED_SESSIONS,
         max_session_messages: int = MAX_SESSION_MESSAGES,
+        replaces: Guard | None = None,
     ) -> None:
         check_range("workers", workers, 1, 1024)
         check_range("cached_sessions", cached_sessions, 0, 10_000_000)
@@ -112,7 +116,17 @@ class Guard:
         self._lock = threading.Lock()
         # the blocking work of every session (upstream calls, checks, the store) runs here, not
         # in asyncio's default pool (a few threads on a small machine would queue requests)
-        self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="governor-guard")
+        # a guard that replaces another (a reloaded policy) keeps its threads, and a session
+        # still running a step there is waited for (:meth:`session`)
+        self._replaced = replaces
+        if replaces is not None:
+            replaces._replaced = None  # (two generations at most stay reachable)
+        self.executor: ThreadPoolExecutor = (
+            replaces.executor
+            if replaces is not None
+            else ThreadPoolExecutor(max_workers=workers, thread_name_prefix="governor-guard")
+        )
+        self._upstream = upstream
 
     def close(self) -> None:
         """Stop the worker threads (calls in flight finish first), then let the store close
@@ -130,6 +144,7 @@ class Guard:
         backend: Backend | None = None,
         store: SessionStore | None = None,
         max_session_messages: int = MAX_SESSION_MESSAGES,
+        replaces: Guard | None = None,
     ) -> Guard:
         """The guard of ``policy`` (a file or a loaded policy); the backend defaults to the
         policy's upstream (an OpenAI-compatible endpoint that receives the tools natively)."""
@@ -142,20 +157,39 @@ class Guard:
                     f" passed in), found base_url={config.base_url!r}, model={config.model!r}"
                 )
             backend = backend_from_config(config)
-        return cls(loaded, backend, store=store, max_session_messages=max_session_messages)
+        return cls(
+            loaded,
+            backend,
+            store=store,
+            max_session_messages=max_session_messages,
+            replaces=replaces,
+        )
 
-    def session(self, session_id: str, *, owner: str | None = None) -> GuardSession:
+    @property
+    def answering_model(self) -> str:
+        """The model that answers: the name the upstream reported in its last reply, else the
+        policy's upstream model, else the backend's name."""
+        return self._upstream.reported_model or self.policy.upstream.model or self.backend.name
+
+    def session(
+        self, session_id: str, *, owner: str | None = None, namespace: str = ""
+    ) -> GuardSession:
         """The session ``session_id`` (created, or continued from the store, on first use);
         ``owner`` (a client key's digest) namespaces it (:func:`owned_id`): another owner's
-        session of the same id is another session. Without an owner, ``session_id`` is the
-        stored id (what the admin routes name: an owner's prefix included)."""
-        if owner is None:
+        session of the same id is another session; ``namespace`` (at most
+        :data:`MAX_NAMESPACE` characters, e.g. a served policy's name and ``:``) goes before
+        that. Without either, ``session_id`` is the stored id (what the admin routes name: the
+        prefixes included)."""
+        if len(namespace) > MAX_NAMESPACE:
+            wanted = f"at most {MAX_NAMESPACE} characters"
+            raise ConfigError(f"session namespace: {expected(wanted, namespace)}")
+        if owner is None and not namespace:
             if not isinstance(session_id, str) or not 0 < len(session_id) <= MAX_STORED_ID:
                 wanted = f"text of 1 to {MAX_STORED_ID} characters"
                 raise ConfigError(f"session id: {expected(wanted, session_id)}")
             stored = name = session_id
         else:
-            stored, name = owned_id(owner, session_id), session_id
+            stored, name = namespace + owned_id(owner, session_id), session_id
         with self._lock:
             found = self._sessions.get(stored)
             if found is None:
@@ -171,6 +205,9 @@ class Guard:
                     max_messages=self.max_session_messages,
                 )
                 self._sessions[stored] = found
+                replaced = self._replaced
+                if replaced is not None:  # its step there saves before this one reads
+                    found.follows(replaced._sessions.get(stored))
             elif owner is not None:
                 found.name = name  # first named by the admin routes (its stored id)
             self._recent[stored] = found

@@ -167,6 +167,14 @@ class GuardSession:
         """A streamed step's reply not yet wholly sent: committed by :meth:`delivered`."""
         self._undelivered: Reply | None = None
         """The last streamed reply that was not wholly sent (governor's own, not a claim)."""
+        self._follows: GuardSession | None = None
+        """The same session under the guard this one's replaced (a reloaded policy): its step
+        still running is waited for before this session first reads its state."""
+
+    def follows(self, before: GuardSession | None) -> None:
+        """Wait for ``before`` (this session under a replaced guard) to finish the step it is
+        running before this session's first call reads the state (see :meth:`_locked`)."""
+        self._follows = before
 
     @property
     def state(self) -> SessionState:
@@ -199,13 +207,15 @@ class GuardSession:
         tools: Sequence[Any] | None = None,
         sampling: Sampling | None = None,
         idempotency_key: str | None = None,
+        user: str | None = None,
     ) -> GuardReply:
         """The guarded reply to the conversation ``messages`` (see the module doc); ``sampling``
-        carries the request's own temperature and ``max_tokens``. The request the last step
+        carries the request's own temperature and ``max_tokens``; ``user`` (the end user's id,
+        as the client names them) goes into the decision record. The request the last step
         answered, sent again (a retry; or one with the last step's ``idempotency_key``), is
         answered with that step's reply: no model is called, nothing is committed again."""
         return await self._run(
-            self._respond, messages, tools, sampling or Sampling(), None, idempotency_key
+            self._respond, messages, tools, sampling or Sampling(), None, idempotency_key, user
         )
 
     async def respond_stream(
@@ -216,6 +226,7 @@ class GuardSession:
         sampling: Sampling | None = None,
         idempotency_key: str | None = None,
         deliver: bool = True,
+        user: str | None = None,
     ) -> AsyncIterator[StreamEvent]:
         """:meth:`respond` with the upstream streamed through a hold-back buffer
         (:mod:`.holdback`): the events of the reply as they are released (text, then tool calls
@@ -243,6 +254,7 @@ class GuardSession:
                 sampling or Sampling(),
                 gate,
                 idempotency_key,
+                user,
             )
             call = functools.partial(contextvars.copy_context().run, self._locked, work)
             loop.run_in_executor(self._executor, call).add_done_callback(ended)
@@ -367,6 +379,7 @@ class GuardSession:
         state = self._state
         return (
             state is not None
+            and self._follows is None
             and len(state.messages) <= INLINE_MAX_MESSAGES
             and sum(len(m.content or "") for m in state.messages) <= INLINE_MAX_CHARS
             and not getattr(self.store, "shared", False)  # (a protocol isinstance is slower)
@@ -379,6 +392,10 @@ class GuardSession:
 
     def _locked(self, fn: Callable[..., T], *args: Any) -> T:
         with self._thread_lock:
+            before, self._follows = self._follows, None
+            if before is not None:
+                with before._thread_lock:  # its running step has saved: read what it saved
+                    self._state = None
             lock = shared_lock(self.store, self.id)
             if lock is None:
                 return fn(*args)
@@ -617,10 +634,11 @@ class GuardSession:
         sampling: Sampling,
         gate: ReleaseGate,
         key: str | None = None,
+        user: str | None = None,
     ) -> None:
         """:meth:`_respond` with the upstream streamed through ``gate``; the rest of the reply and
         the end are sent once the step is saved."""
-        answer = self._respond(messages, tools, sampling, gate, key)
+        answer = self._respond(messages, tools, sampling, gate, key, user)
         gate.finish(answer.reply, answer.decision, answer.summary)
 
     def _respond(
@@ -630,6 +648,7 @@ class GuardSession:
         sampling: Sampling,
         gate: ReleaseGate | None = None,
         key: str | None = None,
+        user: str | None = None,
     ) -> GuardReply:
         start = time.perf_counter()
         if self.state.paused or self.state.ended:
@@ -669,6 +688,8 @@ class GuardSession:
                 reply = seen(Reply(texts["default"]))
                 after = replace(traj, observation=traj.observation.then(reply.message()))
         extra: dict[str, Any] = {"reply": reply.to_dict()}
+        if user is not None:
+            extra["user"] = user
         if claims:
             extra["client_claims"] = claims
         if choices:

@@ -56,11 +56,14 @@ class UpstreamPolicy(Policy):
         self.system_prompt = system_prompt
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self.reported_model: str | None = None
+        """The model name the upstream gave in its last reply (None before the first)."""
 
     def propose(
         self, traj: Trajectory, feedback: Feedback | None, n: int
     ) -> Sequence[Candidate[Any]]:
         result = self.backend.chat(n=n, **self.request(traj, feedback))
+        self.reported_model = result.model or self.reported_model
         return [completion_candidate(c) for c in result.completions]
 
     def stream(self, traj: Trajectory, feedback: Feedback | None, on_delta: OnDelta) -> Completion:

@@ -19,7 +19,9 @@ counts per supervisor decision and the supervisor's audit trail.
 
 The admin routes see every session: they name a session by its stored id, which under client
 keys is the first 32 hex digits of the owning key's sha256 digest, ``/``, and the client's id
-(:func:`governor.guard.facade.owned_id`; without client keys, the client's id).
+(:func:`governor.guard.facade.owned_id`; without client keys, the client's id), after the
+policy's name and ``:`` when the service namespaces its sessions by policy (:mod:`.policies`);
+the act goes to that policy's guard.
 
 The admin key is checked like the client keys (``Authorization: Bearer <key>`` hashed with
 sha256 and compared by ``hmac.compare_digest``) against its own digest; a client key is not an
@@ -43,6 +45,7 @@ from governor.guard.facade import MAX_STORED_ID
 from governor.guard.session_state import operator_status
 from governor.serve.api_errors import ApiError, bad_request
 from governor.serve.auth import checked_digest, digest
+from governor.serve.policies import ServedPolicies
 
 MAX_ACT_BODY = 8192
 """The most bytes an operator act's body may have."""
@@ -85,11 +88,14 @@ def _not_found(session: str) -> ApiError:
 
 
 class Admin:
-    """The admin endpoints over ``guard`` (see the module doc)."""
+    """The admin endpoints over the served policies (see the module doc)."""
 
-    def __init__(self, guard: Guard, key: AdminKey) -> None:
-        self.guard = guard
+    def __init__(self, policies: ServedPolicies, key: AdminKey) -> None:
+        self.policies = policies
         self.key = key
+
+    def _guard(self, session: str) -> Guard:
+        return self.policies.for_stored(session).guard
 
     def _session(self, request: Request) -> str:
         self.key.check(request.headers.get("authorization"))
@@ -101,7 +107,11 @@ class Admin:
         who, why = _who_and_why(body)
         mode = _mode(body) if kind == "set_mode" else None
         try:
-            state = await self.guard.session(session).operate(kind, who=who, why=why, mode=mode)
+            state = (
+                await self._guard(session)
+                .session(session)
+                .operate(kind, who=who, why=why, mode=mode)
+            )
         except ConfigError as exc:
             raise ApiError(409, str(exc), code="operator_act_refused") from None
         answer = {
@@ -132,13 +142,13 @@ class Admin:
 
     async def reset(self, request: Request) -> Response:
         session = self._session(request)
-        if not await self.guard.reset(session):
+        if not await self._guard(session).reset(session):
             raise _not_found(session)
         return JSONResponse({"object": "governor.session", "session": session, "reset": True})
 
     async def show(self, request: Request) -> Response:
         session = self._session(request)
-        store = self.guard.store
+        store = self._guard(session).store
         state, records = await asyncio.gather(
             asyncio.to_thread(store.load, session), asyncio.to_thread(store.records, session)
         )

@@ -1,4 +1,5 @@
-"""The Starlette app of the guard service: one :class:`~governor.guard.Guard`, its endpoints.
+"""The Starlette app of the guard service: its served policies (one
+:class:`~governor.guard.Guard` each, :mod:`.policies`), its endpoints.
 
 ``POST /v1/chat/completions`` answers with the guarded reply (JSON, or Server-Sent Events that
 release only checked text); ``POST /v1/checks`` judges a candidate (and commits it when asked)
@@ -14,8 +15,16 @@ a client's mistake a 4xx naming what was expected, an unavailable store or upstr
 other exception a 500 without a traceback (logged). The blocking work runs in worker threads
 (the facade's async methods, ``asyncio.to_thread``), never on the event loop; only a small
 check-only request on a session whose state is loaded is judged on the loop (pure CPU, about a
-millisecond: no more than the hop to a thread). Answers are written with orjson when installed. Imports the guard's
-public facade, the error tree and the service's modules.
+millisecond: no more than the hop to a thread). Answers are written with orjson when installed.
+
+A request's policy is found once, by its ``model`` or the ``X-Governor-Policy`` header
+(:meth:`ServedPolicies.select`); ``GET /v1/models`` lists the served ones. A chat request's
+session is named by the ``X-Governor-Session`` header or ``metadata.governor_session`` (or
+``metadata.session_id``); one that names none opens a new session; every reply says its session in
+the ``X-Governor-Session`` header. ``user`` is the end user's id, kept in the decision record and
+the decision log (:mod:`.decision_log`), never a session. The reply's ``model`` is the model that
+answered (the upstream's name for itself). Imports the guard's public facade, the error tree and
+the service's modules.
 """
 
 from __future__ import annotations
@@ -40,7 +49,9 @@ from governor.guard.release import StreamEnd
 from governor.serve.admin import Admin, AdminKey
 from governor.serve.api_errors import ApiError, bad_request, error_response
 from governor.serve.auth import KeyChecker
+from governor.serve.decision_log import log_decision, refused_rules
 from governor.serve.limits import Buckets
+from governor.serve.policies import POLICY_HEADER, Served, ServedPolicies
 from governor.serve.prometheus import Metrics
 from governor.serve.replies import Answer, FastJSONResponse, completion, governor_headers
 from governor.serve.schema import (
@@ -126,17 +137,17 @@ class Limits:
 
 
 class Service:
-    """The endpoints over one guard (see the module doc)."""
+    """The endpoints over the served policies (see the module doc)."""
 
     def __init__(
         self,
-        guard: Guard,
+        policies: ServedPolicies,
         *,
         keys: KeyChecker | None = None,
         metrics: Metrics | None = None,
         limits: Limits | None = None,
     ) -> None:
-        self.guard = guard
+        self.policies = policies
         self.keys = keys or KeyChecker()
         self.metrics = metrics or Metrics()
         self.limits = limits or Limits()
@@ -166,14 +177,19 @@ class Service:
             self.requests.take(owner)
         return owner
 
-    async def _session(self, owner: str | None, session_id: str) -> GuardSession:
-        """The owner's session ``session_id``; a new one counted against the session quota."""
-        stored = owned_id(owner, session_id)
-        session = (
-            self.guard.session(stored)
-            if owner is None
-            else self.guard.session(session_id, owner=owner)
-        )
+    @property
+    def guard(self) -> Guard:
+        """The guard of the first served policy (the only one, for a service of one)."""
+        return next(iter(self.policies)).guard
+
+    async def _session(self, served: Served, owner: str | None, session_id: str) -> GuardSession:
+        """The owner's session ``session_id`` under ``served``; a new one counted against the
+        session quota."""
+        guard, namespace = served.guard, served.namespace
+        if owner is None and not namespace:
+            session = guard.session(owned_id(None, session_id))
+        else:
+            session = guard.session(session_id, owner=owner, namespace=namespace)
         if self.new_sessions is not None and await asyncio.to_thread(session.is_new):
             self.new_sessions.take(owner)
         return session
@@ -181,28 +197,64 @@ class Service:
     async def _read(self, request: Request) -> bytes:
         return await read_body(request, self.max_body_bytes, self.limits.body_timeout_s)
 
+    def _observed(
+        self,
+        served: Served,
+        session: GuardSession,
+        user: str | None,
+        endpoint: str,
+        summary: Any,
+        seconds: float,
+        kind: str | None = None,
+    ) -> None:
+        """Count one decision (its policy's counters, the step histogram for a reply) and log it."""
+        refused = refused_rules(summary)
+        if kind is None:
+            self.metrics.observe(summary, seconds)
+        kind = kind or str(summary.get("kind", "unknown"))
+        self.metrics.count_policy(served.name, kind, refused, served.rules)
+        log_decision(served.name, session.id, user, endpoint, summary, seconds, refused)
+
     async def chat_completions(self, request: Request) -> Response:
         owner = self._owner(request)
         raw = await self._read(request)
         body = chat_body(
             parse_json(raw), _session_header(request), self.limits.max_request_messages
         )
-        session = await self._session(owner, body.session)
+        served = self.policies.select(body.model, request.headers.get(POLICY_HEADER))
+        session = await self._session(served, owner, body.session)
         key = _idempotency_key(request)
         if body.stream:
-            return await self._stream(session, body, key)
+            return await self._stream(served, session, body, key)
         start = time.perf_counter()
         guarded = await session.respond(
-            body.messages, tools=body.tools, sampling=body.sampling, idempotency_key=key
+            body.messages,
+            tools=body.tools,
+            sampling=body.sampling,
+            idempotency_key=key,
+            user=body.user,
         )
-        self.metrics.observe(guarded.summary, time.perf_counter() - start)
+        self._observed(
+            served, session, body.user, "chat", guarded.summary, time.perf_counter() - start
+        )
         _refuse_when_nothing_safe(guarded)
+        headers = governor_headers(guarded.summary)
+        _say_session(headers, body.session)
         return FastJSONResponse(
-            completion(guarded, body.model, guarded.choices),
-            headers=governor_headers(guarded.summary),
+            completion(guarded, served.guard.answering_model, guarded.choices), headers=headers
         )
 
-    async def _stream(self, session: GuardSession, body: ChatBody, key: str | None) -> Response:
+    async def models(self, request: Request) -> Response:
+        self._owner(request)
+        data = [
+            {"id": s.model, "object": "model", "created": s.created, "owned_by": "governor"}
+            for s in self.policies
+        ]
+        return FastJSONResponse({"object": "list", "data": data})
+
+    async def _stream(
+        self, served: Served, session: GuardSession, body: ChatBody, key: str | None
+    ) -> Response:
         """The streamed reply: the first event is awaited before answering, so that a request
         the guard refuses is still an HTTP error; the decision's headers come only when the
         reply was judged before its first text went out (its final event always has it)."""
@@ -213,11 +265,13 @@ class Service:
             sampling=body.sampling,
             idempotency_key=key,
             deliver=False,
+            user=body.user,
         )
         first = await anext(events)
 
         def ended(end: StreamEnd) -> None:
-            self.metrics.observe(end.summary, time.perf_counter() - start)
+            seconds = time.perf_counter() - start
+            self._observed(served, session, body.user, "chat", end.summary, seconds)
 
         headers: dict[str, str] = {}
         if isinstance(first, StreamEnd):
@@ -225,9 +279,9 @@ class Service:
             if _nothing_safe_to_say(first):
                 ended(first)
                 _refuse_when_nothing_safe(first)
-        stream = sse_events(
-            first, events, body.model, ended, session.delivered, session.undelivered
-        )
+        _say_session(headers, body.session)
+        model = served.guard.answering_model
+        stream = sse_events(first, events, model, ended, session.delivered, session.undelivered)
         return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
 
     async def checks(self, request: Request) -> Response:
@@ -236,12 +290,17 @@ class Service:
         body = check_body(
             parse_json(raw), _session_header(request), self.limits.max_request_messages
         )
-        session = await self._session(owner, body.session)
+        served = self.policies.select(body.model, request.headers.get(POLICY_HEADER))
+        session = await self._session(served, owner, body.session)
+        start = time.perf_counter()
         if body.commit:  # a store write: always in a worker thread
             result = await session.commit(body.candidate, messages=body.messages)
         else:
             inline = len(raw) <= INLINE_CHECK_BYTES
             result = await session.check(body.candidate, messages=body.messages, inline=inline)
+        kind = "admissible" if result.admissible else "refused"
+        seconds = time.perf_counter() - start
+        self._observed(served, session, None, "checks", result.summary, seconds, kind)
         return FastJSONResponse(
             {"object": "governor.check", "committed": body.commit, **result.summary}
         )
@@ -250,11 +309,14 @@ class Service:
         return JSONResponse({"status": "alive"})
 
     async def readyz(self, request: Request) -> Response:
-        store, upstream = await asyncio.gather(
+        served = list(self.policies)
+        backends = list({id(s.guard.backend): s.guard.backend for s in served}.values())
+        store, *upstreams = await asyncio.gather(
             asyncio.to_thread(_probe, self._probe_store),
-            asyncio.to_thread(_probe, self.guard.backend.check),
+            *(asyncio.to_thread(_probe, b.check) for b in backends),
         )
-        ready = store["ok"] and upstream["ok"]
+        upstream = next((u for u in upstreams if not u["ok"]), upstreams[0])
+        ready = store["ok"] and all(u["ok"] for u in upstreams)
         body = {"ready": ready, "store": store, "upstream": upstream}
         return JSONResponse(body, status_code=200 if ready else 503)
 
@@ -268,6 +330,13 @@ class Service:
 
     async def metrics_text(self, request: Request) -> Response:
         return PlainTextResponse(self.metrics.render(), media_type="text/plain; version=0.0.4")
+
+
+def _say_session(headers: dict[str, str], session: str) -> None:
+    """The session's id in the ``X-Governor-Session`` reply header, when a header can carry it
+    (printable ASCII: an id from the body may hold anything, and the client knows it)."""
+    if session.isascii() and session.isprintable():
+        headers[SESSION_HEADER] = session
 
 
 def _session_header(request: Request) -> str | None:
@@ -313,7 +382,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 def create_app(
-    guard: Guard,
+    guard: Guard | ServedPolicies,
     *,
     keys: KeyChecker | None = None,
     metrics: Metrics | None = None,
@@ -321,22 +390,25 @@ def create_app(
     admin_key_hash: str | None = None,
     limits: Limits | None = None,
 ) -> Starlette:
-    """The guard service's app over ``guard`` (see the module doc); ``admin_key_hash`` is the
+    """The guard service's app over ``guard`` (one guard, or the served policies: see the
+    module doc); ``admin_key_hash`` is the
     sha256 hex digest of the admin key (None: no admin routes); ``limits`` what a request and a
     key may spend (``max_body_bytes`` replaces its body limit)."""
     limits = limits or Limits()
     if max_body_bytes is not None:
         limits = replace(limits, max_body_bytes=max_body_bytes)
-    service = Service(guard, keys=keys, metrics=metrics, limits=limits)
+    policies = guard if isinstance(guard, ServedPolicies) else ServedPolicies.single(guard)
+    service = Service(policies, keys=keys, metrics=metrics, limits=limits)
     routes = [
         Route("/v1/chat/completions", _safe(service.chat_completions), methods=["POST"]),
+        Route("/v1/models", _safe(service.models), methods=["GET"]),
         Route("/v1/checks", _safe(service.checks), methods=["POST"]),
         Route("/healthz", _safe(service.healthz), methods=["GET"]),
         Route("/readyz", _safe(service.readyz), methods=["GET"]),
         Route("/metrics", _safe(service.metrics_text), methods=["GET"]),
     ]
     if admin_key_hash is not None:
-        admin = Admin(guard, AdminKey(admin_key_hash))
+        admin = Admin(policies, AdminKey(admin_key_hash))
         at = "/admin/sessions/{session_id:path}"
         routes += [
             Route(f"{at}/pause", _safe(admin.pause), methods=["POST"]),

@@ -4,7 +4,12 @@
 plain execute: feedback, a regeneration or a fallback), ``governor_llm_calls_total``,
 ``governor_llm_failed_total``, ``governor_llm_abandoned_total`` (calls still running when
 their step gave up on them) and the histogram ``governor_step_seconds`` (fixed buckets) are
-fed from each reply's summary. Imports nothing from governor.
+fed from each reply's summary. Per served policy, ``governor_policy_decisions_total{policy,kind}``
+counts its replies and checks (a check's kind ``admissible`` or ``refused``) and
+``governor_rule_refusals_total{policy,rule}`` the decisions in which a rule refused a candidate.
+The labels' cardinality is bounded by the configuration: ``policy`` is a served policy's name and
+``rule`` one of that policy's constraint names (any other name is counted as ``other``), never
+text a client sent. Imports nothing from governor.
 """
 
 from __future__ import annotations
@@ -12,11 +17,16 @@ from __future__ import annotations
 import bisect
 import itertools
 import threading
-from collections.abc import Mapping
+from collections.abc import Container, Iterable, Mapping
 from typing import Any
 
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 """Upper bounds (seconds) of the step latency histogram; +Inf is implied."""
+
+
+def _label(value: str) -> str:
+    """A label value escaped for the text format (backslash, double quote, newline)."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def _number(value: float) -> str:
@@ -37,6 +47,20 @@ class Metrics:
         """Observations per bucket: the i-th in (BUCKETS[i-1], BUCKETS[i]], the last above all."""
         self.seconds_sum = 0.0
         self.seconds_count = 0
+        self.policy_decisions: dict[tuple[str, str], int] = {}
+        self.rule_refusals: dict[tuple[str, str], int] = {}
+
+    def count_policy(
+        self, policy: str, kind: str, refused: Iterable[str], rules: Container[str]
+    ) -> None:
+        """One decision of ``policy`` of ``kind``, refused by ``refused`` (each counted under its
+        own name when ``rules`` has it, else as ``other``)."""
+        with self._lock:
+            key = (policy, kind)
+            self.policy_decisions[key] = self.policy_decisions.get(key, 0) + 1
+            for rule in refused:
+                key = (policy, rule if rule in rules else "other")
+                self.rule_refusals[key] = self.rule_refusals.get(key, 0) + 1
 
     def observe(self, summary: Mapping[str, Any], seconds: float) -> None:
         kind = str(summary.get("kind", "unknown"))
@@ -85,5 +109,19 @@ class Metrics:
                 f'governor_step_seconds_bucket{{le="+Inf"}} {self.seconds_count}',
                 f"governor_step_seconds_sum {self.seconds_sum!r}",
                 f"governor_step_seconds_count {self.seconds_count}",
+                "# HELP governor_policy_decisions_total Replies and checks, by served policy and"
+                " kind.",
+                "# TYPE governor_policy_decisions_total counter",
+                *(
+                    f'governor_policy_decisions_total{{policy="{_label(p)}",kind="{_label(k)}"}} {n}'
+                    for (p, k), n in sorted(self.policy_decisions.items())
+                ),
+                "# HELP governor_rule_refusals_total Decisions in which a rule refused a"
+                " candidate, by served policy and rule.",
+                "# TYPE governor_rule_refusals_total counter",
+                *(
+                    f'governor_rule_refusals_total{{policy="{_label(p)}",rule="{_label(r)}"}} {n}'
+                    for (p, r), n in sorted(self.rule_refusals.items())
+                ),
             ]
         return "\n".join(lines) + "\n"

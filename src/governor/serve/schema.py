@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +35,12 @@ MAX_REQUEST_MESSAGES = 20_000
 BODY_TIMEOUT_S = 30.0
 """The longest a request body may take to arrive once its headers did; longer is a 408."""
 SESSION_HEADER = "X-Governor-Session"
+SESSION_FIELDS = ("governor_session", "session_id")
+"""The ``metadata`` fields that name a chat request's session (when the header does not)."""
+NEW_SESSION_PREFIX = "gs-"
+"""The start of the id of a session the service opens for a request that names none."""
+MAX_USER = 256
+"""The longest end-user id (``user``) read."""
 
 
 async def read_json(request: Request, limit: int = MAX_BODY_BYTES) -> dict[str, Any]:
@@ -111,12 +118,16 @@ class ChatBody:
     """A chat completions request as served; ``sampling`` holds its own ``temperature`` and
     ``max_tokens`` (which can lower the policy's bound, never raise it)."""
 
-    model: str
+    model: str | None
     messages: list[Any]
     tools: list[Any] | None
     stream: bool
     session: str
     sampling: Sampling = field(default_factory=Sampling)
+    user: str | None = None
+    """The end user's id as the client names them (OpenAI's ``user``): recorded, not a session."""
+    new_session: bool = False
+    """True: the request named no session, ``session`` is a new one the service opened."""
 
 
 def chat_body(
@@ -146,16 +157,34 @@ def chat_body(
     if stream and n not in (None, 1):
         wanted = "1 when streaming (a stream serves one choice)"
         raise bad_request(f"n: {expected(wanted, n)}", "n", "unsupported_value")
-    user = _type(body, "user", (str,), "a session id")
-    session = session_header or user
-    if not session:
+    user = _type(body, "user", (str,), "an end-user id")
+    if user is not None and len(user) > MAX_USER:
         raise bad_request(
-            f"expected a session id in the {SESSION_HEADER} header or the user field, found neither",
+            f"user: expected an end-user id of at most {MAX_USER} characters, found {len(user)}",
             "user",
-            "missing_session",
         )
+    session = session_header or _metadata_session(body)
+    new = not session
+    if not session:
+        session = f"{NEW_SESSION_PREFIX}{uuid.uuid4().hex}"
     sampling = Sampling(None if temperature is None else float(temperature), max_tokens, n or 1)
-    return ChatBody(model or "governor", messages, tools, bool(stream), session, sampling)
+    return ChatBody(model, messages, tools, bool(stream), session, sampling, user or None, new)
+
+
+def _metadata_session(body: dict[str, Any]) -> str | None:
+    """The session named in the body's ``metadata`` (``governor_session``, else ``session_id``)."""
+    metadata = _type(body, "metadata", (dict,), "an object of text values")
+    if not metadata:
+        return None
+    for key in SESSION_FIELDS:
+        value = metadata.get(key)
+        if value is not None:
+            if not isinstance(value, str) or not value:
+                raise bad_request(
+                    f"metadata.{key}: {expected('a session id', value)}", f"metadata.{key}"
+                )
+            return value
+    return None
 
 
 @dataclass(frozen=True)
@@ -166,6 +195,8 @@ class CheckBody:
     candidate: Any
     messages: list[Any] | None
     commit: bool
+    model: str | None = None
+    """The served model (policy) the check is for; None: the header's, or the only one."""
 
 
 def check_body(
@@ -191,4 +222,5 @@ def check_body(
     if messages is not None:
         _too_many(messages, max_messages)
     commit = _type(body, "commit", (bool,), "true or false")
-    return CheckBody(session, candidate, messages, bool(commit))
+    model = _type(body, "model", (str,), "a served model name")
+    return CheckBody(session, candidate, messages, bool(commit), model)

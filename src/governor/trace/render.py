@@ -1,6 +1,7 @@
 """The terminal view of a trace: one trajectory, a header of counts, then one row per step.
 
-:func:`render_trace` shows the attempts and candidates of each step when ``verbose``.
+:func:`render_trace` shows the attempts and candidates of each step when ``verbose``;
+:func:`render_records` does the same for decision records read elsewhere (a session store).
 """
 
 from __future__ import annotations
@@ -58,8 +59,26 @@ def render_trace(
     verbose: bool = False,
 ) -> None:
     """Print one episode of the trace at ``path`` (the first when ``episode`` is None)."""
-    console = console or Console()
     decisions, summaries = read_trace(path)
+    render_records(
+        decisions, summaries, str(path), episode=episode, console=console, verbose=verbose
+    )
+
+
+def render_records(
+    decisions: list[dict[str, Any]],
+    summaries: Mapping[str, Mapping[str, Any]],
+    source: str,
+    *,
+    episode: str | None = None,
+    console: Console | None = None,
+    verbose: bool = False,
+) -> None:
+    """Print one episode of the decision records ``decisions`` read from ``source`` (a trace
+    file, a session store): the first where the guard intervened when ``episode`` is None."""
+    console = console or Console()
+    path = source
+    decisions = [d for d in decisions if d.get("type", "decision") == "decision"]
     ids = list(dict.fromkeys([r["episode"] for r in decisions] + list(summaries)))
     if not ids:
         console.print(Text(f"{path}: the trace holds no decisions"))

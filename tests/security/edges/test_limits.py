@@ -36,7 +36,7 @@ def test_too_many_messages_in_a_request_is_a_413_naming_the_limit(guard: Guard) 
         client(base, ALICE_KEY).chat.completions.create(
             model="m",
             messages=turns(51),
-            user="long",  # type: ignore[arg-type]
+            metadata={"governor_session": "long"},  # type: ignore[arg-type]
         )
     assert err.value.status_code == 413
     assert "max_request_messages" in err.value.message and "50" in err.value.message
@@ -53,9 +53,13 @@ def test_a_session_past_its_stored_limit_is_a_400_naming_the_limit(
             alice = client(base, ALICE_KEY)
             server.script("/chat/completions", text("one"), text("two"))
             said = turns(5)  # 5 messages and the reply: 6
-            alice.chat.completions.create(model="m", messages=said, user="s")  # type: ignore[arg-type]
+            alice.chat.completions.create(
+                model="m", messages=said, metadata={"governor_session": "s"}
+            )  # type: ignore[arg-type]
             with pytest.raises(openai.BadRequestError) as err:
-                alice.chat.completions.create(model="m", messages=turns(7), user="t")  # type: ignore[arg-type]
+                alice.chat.completions.create(
+                    model="m", messages=turns(7), metadata={"governor_session": "t"}
+                )  # type: ignore[arg-type]
     finally:
         small.backend.close()  # type: ignore[attr-defined]
     assert "max_session_messages" in err.value.message
@@ -70,10 +74,14 @@ def test_a_key_past_its_rate_gets_429_with_retry_after_and_the_other_key_does_no
         alice, bob = client(base, ALICE_KEY), client(base, BOB_KEY)
         said = [{"role": "user", "content": "hi"}]
         for _ in range(2):
-            alice.chat.completions.create(model="m", messages=said, user=f"a{_}")  # type: ignore[arg-type]
+            alice.chat.completions.create(
+                model="m", messages=said, metadata={"governor_session": f"a{_}"}
+            )  # type: ignore[arg-type]
         with pytest.raises(openai.RateLimitError) as err:
-            alice.chat.completions.create(model="m", messages=said, user="a9")  # type: ignore[arg-type]
-        bob.chat.completions.create(model="m", messages=said, user="b0")  # type: ignore[arg-type]
+            alice.chat.completions.create(
+                model="m", messages=said, metadata={"governor_session": "a9"}
+            )  # type: ignore[arg-type]
+        bob.chat.completions.create(model="m", messages=said, metadata={"governor_session": "b0"})  # type: ignore[arg-type]
     retry = int(err.value.response.headers["retry-after"])
     assert 1 <= retry <= 100
 
@@ -83,13 +91,21 @@ def test_a_key_past_its_session_quota_gets_429_and_its_sessions_go_on(guard: Gua
     with edge_service(guard, limits=limits) as base:
         alice = client(base, ALICE_KEY)
         said = [{"role": "user", "content": "hi"}]
-        first = alice.chat.completions.create(model="m", messages=said, user="one")  # type: ignore[arg-type]
-        alice.chat.completions.create(model="m", messages=said, user="two")  # type: ignore[arg-type]
+        first = alice.chat.completions.create(
+            model="m", messages=said, metadata={"governor_session": "one"}
+        )  # type: ignore[arg-type]
+        alice.chat.completions.create(
+            model="m", messages=said, metadata={"governor_session": "two"}
+        )  # type: ignore[arg-type]
         with pytest.raises(openai.RateLimitError) as err:
-            alice.chat.completions.create(model="m", messages=said, user="three")  # type: ignore[arg-type]
+            alice.chat.completions.create(
+                model="m", messages=said, metadata={"governor_session": "three"}
+            )  # type: ignore[arg-type]
         more = [*said, first.choices[0].message.model_dump(exclude_none=True)]
         more.append({"role": "user", "content": "again"})
-        alice.chat.completions.create(model="m", messages=more, user="one")  # type: ignore[arg-type]
+        alice.chat.completions.create(
+            model="m", messages=more, metadata={"governor_session": "one"}
+        )  # type: ignore[arg-type]
     assert "new sessions" in err.value.message
     assert "retry-after" in err.value.response.headers
 

@@ -34,8 +34,12 @@ def test_the_same_request_sent_again_gets_the_committed_reply(
 ) -> None:
     server.script("/chat/completions", text("Your order ships today."))
     alice = client(base, ALICE_KEY)
-    first = alice.chat.completions.create(model="m", messages=HI, user="s")  # type: ignore[arg-type]
-    again = alice.chat.completions.create(model="m", messages=HI, user="s")  # type: ignore[arg-type]
+    first = alice.chat.completions.create(
+        model="m", messages=HI, metadata={"governor_session": "s"}
+    )  # type: ignore[arg-type]
+    again = alice.chat.completions.create(
+        model="m", messages=HI, metadata={"governor_session": "s"}
+    )  # type: ignore[arg-type]
     assert again.choices[0].message.content == first.choices[0].message.content
     assert again.model_extra["governor"]["replayed"] is True
     assert len(server.requests_to("/chat/completions")) == 1
@@ -48,7 +52,9 @@ def test_the_clients_own_retry_after_a_timeout_gets_the_committed_reply(
     slow = answer({"role": "assistant", "content": "Done, slowly."}, "stop")
     server.script("/chat/completions", Reply(body=slow.body, delay_s=1.5))
     alice = client(base, ALICE_KEY, timeout=0.8, max_retries=2)
-    reply = alice.chat.completions.create(model="m", messages=HI, user="retry")  # type: ignore[arg-type]
+    reply = alice.chat.completions.create(
+        model="m", messages=HI, metadata={"governor_session": "retry"}
+    )  # type: ignore[arg-type]
     assert reply.choices[0].message.content == "Done, slowly."
     assert len(server.requests_to("/chat/completions")) == 1  # the model ran once
     shown = admin_get(base, owner_prefix(ALICE_KEY) + "retry").json()
@@ -59,12 +65,18 @@ def test_an_idempotency_key_names_one_request(base: str, server: FakeOpenAIServe
     server.script("/chat/completions", text("Refund filed."))
     alice = client(base, ALICE_KEY)
     key = {"Idempotency-Key": "refund-42"}
-    first = alice.chat.completions.create(model="m", messages=HI, user="k", extra_headers=key)  # type: ignore[arg-type]
-    again = alice.chat.completions.create(model="m", messages=HI, user="k", extra_headers=key)  # type: ignore[arg-type]
+    first = alice.chat.completions.create(
+        model="m", messages=HI, metadata={"governor_session": "k"}, extra_headers=key
+    )  # type: ignore[arg-type]
+    again = alice.chat.completions.create(
+        model="m", messages=HI, metadata={"governor_session": "k"}, extra_headers=key
+    )  # type: ignore[arg-type]
     assert again.choices[0].message.content == first.choices[0].message.content
     other = [{"role": "user", "content": "something else"}]
     with pytest.raises(openai.BadRequestError) as err:
-        alice.chat.completions.create(model="m", messages=other, user="k", extra_headers=key)  # type: ignore[arg-type]
+        alice.chat.completions.create(
+            model="m", messages=other, metadata={"governor_session": "k"}, extra_headers=key
+        )  # type: ignore[arg-type]
     assert "Idempotency-Key" in err.value.message
     assert len(server.requests_to("/chat/completions")) == 1
 
@@ -75,7 +87,9 @@ def test_a_stream_the_client_dropped_is_not_committed_and_the_next_history_decid
     sentences = ("I refunded 150. ", "It is on your card. ", "Anything else? ", "Bye now.")
     server.script("/chat/completions", slow_stream(*sentences, event_s=0.4))
     alice = client(base, ALICE_KEY)
-    stream = alice.chat.completions.create(model="m", messages=HI, user="drop", stream=True)  # type: ignore[arg-type]
+    stream = alice.chat.completions.create(
+        model="m", messages=HI, metadata={"governor_session": "drop"}, stream=True
+    )  # type: ignore[arg-type]
     seen = ""
     for part in stream:
         seen += part.choices[0].delta.content or "" if part.choices else ""
@@ -94,14 +108,18 @@ def test_a_stream_the_client_dropped_is_not_committed_and_the_next_history_decid
     # the client goes on without that reply: its history decides
     server.script("/chat/completions", text("Sure."))
     more = [*HI, {"role": "user", "content": "hello?"}]
-    reply = alice.chat.completions.create(model="m", messages=more, user="drop")  # type: ignore[arg-type]
+    reply = alice.chat.completions.create(
+        model="m", messages=more, metadata={"governor_session": "drop"}
+    )  # type: ignore[arg-type]
     assert reply.choices[0].message.content == "Sure."
 
 
 def test_a_stream_wholly_sent_is_committed(base: str, server: FakeOpenAIServer) -> None:
     server.script("/chat/completions", slow_stream("Hello there. ", "All set.", event_s=0.01))
     alice = client(base, ALICE_KEY)
-    stream = alice.chat.completions.create(model="m", messages=HI, user="whole", stream=True)  # type: ignore[arg-type]
+    stream = alice.chat.completions.create(
+        model="m", messages=HI, metadata={"governor_session": "whole"}, stream=True
+    )  # type: ignore[arg-type]
     said = "".join((p.choices[0].delta.content or "") for p in stream if p.choices)
     assert said == "Hello there. All set."
     # the commit follows the hand-over of [DONE], so it may land just after the client read it

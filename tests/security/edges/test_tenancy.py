@@ -19,7 +19,7 @@ def alice_history(base: str, server: FakeOpenAIServer) -> list[dict[str, str]]:
     server.script("/chat/completions", text("Thanks, noted."))
     said = [{"role": "user", "content": f"My card is {CARD}"}]
     reply = client(base, ALICE_KEY).chat.completions.create(
-        model="m", messages=said, user="support-1"
+        model="m", messages=said, metadata={"governor_session": "support-1"}
     )
     return [*said, {"role": "assistant", "content": reply.choices[0].message.content or ""}]
 
@@ -32,10 +32,10 @@ def test_another_key_gets_what_an_unknown_session_gets_and_never_her_messages(
     wrong = [{"role": "user", "content": "something else"}, {"role": "user", "content": "hi"}]
     server.script("/chat/completions", text("Hello."), text("Hello."))
     on_hers = bob.chat.completions.with_raw_response.create(
-        model="m", messages=wrong, user="support-1"
+        model="m", messages=wrong, metadata={"governor_session": "support-1"}
     )
     on_none = bob.chat.completions.with_raw_response.create(
-        model="m", messages=wrong, user="never-used"
+        model="m", messages=wrong, metadata={"governor_session": "never-used"}
     )
     assert on_hers.status_code == on_none.status_code == 200
     hers, none = on_hers.parse(), on_none.parse()
@@ -50,13 +50,15 @@ def test_a_probe_does_not_append_to_her_session(base: str, server: FakeOpenAISer
     history = alice_history(base, server)
     server.script("/chat/completions", text("probe answered"), text("All good."))
     client(base, BOB_KEY).chat.completions.create(
-        model="m", messages=[*history, {"role": "user", "content": "probe"}], user="support-1"
+        model="m",
+        messages=[*history, {"role": "user", "content": "probe"}],
+        metadata={"governor_session": "support-1"},
     )
     theirs = admin_get(base, owner_prefix(ALICE_KEY) + "support-1").json()
     assert theirs["t"] == 1 and len(theirs["messages"]) == 2  # Bob's turn is not in hers
     following = [*history, {"role": "user", "content": "and my order?"}]
     reply = client(base, ALICE_KEY).chat.completions.create(
-        model="m", messages=following, user="support-1"
+        model="m", messages=following, metadata={"governor_session": "support-1"}
     )
     assert reply.choices[0].message.content == "All good."
 
@@ -87,10 +89,14 @@ def test_a_commit_by_another_key_does_not_reach_her_session(
     )
     alice = client(base, ALICE_KEY)
     said = [*history, {"role": "user", "content": "verify me"}]
-    first = alice.chat.completions.create(model="m", messages=said, user="support-1", tools=TOOLS)  # type: ignore[arg-type]
+    first = alice.chat.completions.create(
+        model="m", messages=said, metadata={"governor_session": "support-1"}, tools=TOOLS
+    )  # type: ignore[arg-type]
     message = first.choices[0].message.model_dump(exclude_none=True)
     said += [message, {"role": "tool", "tool_call_id": "v1", "content": "ok"}]
-    second = alice.chat.completions.create(model="m", messages=said, user="support-1", tools=TOOLS)  # type: ignore[arg-type]
+    second = alice.chat.completions.create(
+        model="m", messages=said, metadata={"governor_session": "support-1"}, tools=TOOLS
+    )  # type: ignore[arg-type]
     calls = second.choices[0].message.tool_calls or []
     assert [c.function.name for c in calls] == ["transfer_funds"]  # 90 alone is under the cap
 
@@ -102,7 +108,9 @@ def test_a_changed_history_names_the_index_and_quotes_nothing(
     changed = [{"role": "user", "content": "My card is (edited)"}, history[1]]
     with pytest.raises(openai.BadRequestError) as err:
         client(base, ALICE_KEY).chat.completions.create(
-            model="m", messages=[*changed, {"role": "user", "content": "hi"}], user="support-1"
+            model="m",
+            messages=[*changed, {"role": "user", "content": "hi"}],
+            metadata={"governor_session": "support-1"},
         )
     message = err.value.body["message"]  # type: ignore[index]
     assert "messages[0]" in message and "cannot change" in message
@@ -113,7 +121,9 @@ def test_the_admin_sees_every_keys_sessions(base: str, server: FakeOpenAIServer)
     alice_history(base, server)
     server.script("/chat/completions", text("Hi Bob."))
     client(base, BOB_KEY).chat.completions.create(
-        model="m", messages=[{"role": "user", "content": "hello"}], user="support-1"
+        model="m",
+        messages=[{"role": "user", "content": "hello"}],
+        metadata={"governor_session": "support-1"},
     )
     hers = admin_get(base, owner_prefix(ALICE_KEY) + "support-1").json()
     his = admin_get(base, owner_prefix(BOB_KEY) + "support-1").json()

@@ -113,7 +113,7 @@ def cell(
         f"{stub.url}/chat/completions", [body] * (warmup + requests), concurrency, warmup=warmup
     )
     sessions = [
-        {**body, "user": f"bench-{tag}-{checks}-{concurrency}-{i}"}
+        {**body, "metadata": {"governor_session": f"bench-{tag}-{checks}-{concurrency}-{i}"}}
         for i in range(warmup + requests)
     ]
     calls_before = stub.calls

@@ -68,7 +68,7 @@ def stream_policy(
 def stream_body(session: str | None = None) -> dict[str, Any]:
     body: dict[str, Any] = {"model": "stub", "stream": True}
     body["messages"] = [{"role": "user", "content": USER_TEXT}]
-    return body if session is None else {**body, "user": session}
+    return body if session is None else {**body, "metadata": {"governor_session": session}}
 
 
 async def _timed(client: Any, url: str, body: dict[str, Any]) -> tuple[float, float, str]:

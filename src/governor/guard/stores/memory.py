@@ -53,5 +53,10 @@ class MemoryStore:
         with self._lock:
             return [json.loads(r) for r in self._records.get(session_id, [])]
 
+    def session_ids(self, limit: int = 100_000) -> list[str]:
+        """The ids of the sessions saved (at most ``limit``, in order)."""
+        with self._lock:
+            return sorted(self._states)[:limit]
+
     def probe(self) -> None:
         """Nothing to check: memory is always writable."""

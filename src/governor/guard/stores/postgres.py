@@ -67,6 +67,7 @@ PROBE = (
 )
 READ_STATE = "SELECT state FROM governor_sessions WHERE id = %s"
 RECORDS = "SELECT record FROM governor_decisions WHERE session = %s ORDER BY n"
+SESSION_IDS = "SELECT id FROM governor_sessions ORDER BY id LIMIT %s"
 INSERT_RECORD = (
     "INSERT INTO governor_decisions (session, t, record, created) VALUES (%s, %s, %s, %s)"
 )
@@ -312,3 +313,15 @@ class PostgresStore:
         except self._pg.Error as exc:
             raise self._error(f"cannot read the records of {session_id}", exc) from None
         return [json.loads(r[0]) for r in rows]
+
+    def session_ids(self, limit: int = 100_000) -> list[str]:
+        """The ids of the sessions saved (at most ``limit``, in order)."""
+        try:
+            conn, cursor = self._opened("list the sessions", SESSION_IDS, (limit,))
+            try:
+                rows = cursor.fetchall()
+            finally:
+                self._give_back(conn)
+        except self._pg.Error as exc:
+            raise self._error("cannot list the sessions", exc) from None
+        return [str(r[0]) for r in rows]

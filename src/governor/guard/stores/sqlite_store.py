@@ -179,3 +179,14 @@ class SqliteStore:
         except sqlite3.Error as exc:
             raise StoreError(f"session store {self.path}: cannot read {session_id}: {exc}") from exc
         return [json.loads(r[0]) for r in rows]
+
+    def session_ids(self, limit: int = 100_000) -> list[str]:
+        """The ids of the sessions saved (at most ``limit``, in order)."""
+        try:
+            with self._db() as db:
+                rows = db.execute(
+                    "SELECT id FROM sessions ORDER BY id LIMIT ?", (limit,)
+                ).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"session store {self.path}: cannot list the sessions: {exc}") from exc
+        return [str(r[0]) for r in rows]
