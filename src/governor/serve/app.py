@@ -238,10 +238,12 @@ class Service:
         )
         session = await self._session(owner, body.session)
         if body.commit:  # a store write: always in a worker thread
-            result = await session.commit(body.candidate, messages=body.messages)
+            result = await session.commit(body.candidate, messages=body.messages, tools=body.tools)
         else:
             inline = len(raw) <= INLINE_CHECK_BYTES
-            result = await session.check(body.candidate, messages=body.messages, inline=inline)
+            result = await session.check(
+                body.candidate, messages=body.messages, tools=body.tools, inline=inline
+            )
         return FastJSONResponse(
             {"object": "governor.check", "committed": body.commit, **result.summary}
         )

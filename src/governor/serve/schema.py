@@ -160,12 +160,14 @@ def chat_body(
 
 @dataclass(frozen=True)
 class CheckBody:
-    """A ``/v1/checks`` request: the candidate, the session, its messages, whether to commit."""
+    """A ``/v1/checks`` request: the candidate, the session, its messages, the tools offered to
+    the agent that proposed it (as in a chat completions request), whether to commit."""
 
     session: str
     candidate: Any
     messages: list[Any] | None
     commit: bool
+    tools: list[Any] | None = None
 
 
 def check_body(
@@ -191,4 +193,5 @@ def check_body(
     if messages is not None:
         _too_many(messages, max_messages)
     commit = _type(body, "commit", (bool,), "true or false")
-    return CheckBody(session, candidate, messages, bool(commit))
+    tools = _type(body, "tools", (list,), "a list of tool schemas")
+    return CheckBody(session, candidate, messages, bool(commit), tools)
