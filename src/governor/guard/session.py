@@ -57,9 +57,10 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from governor.core import Decision, DecisionKind, Trajectory, Verdict
+from governor.core import Constraint, Decision, DecisionKind, Trajectory, Verdict
 from governor.errors import ConfigError, LimitError, expected
 from governor.guard.choices import admitted_choices, choice_observer
+from governor.guard.constraints import ToolLTLConstraint
 from governor.guard.exchange import (
     Conversation,
     History,
@@ -486,7 +487,7 @@ class GuardSession:
         assistant message it added committed as executed, and the indices of those assistant
         messages governor did not produce (the client's claim: its decision record says so).
         Linear in what was sent: the saved messages are compared one by one, the new ones
-        replayed over views of the history."""
+        replayed at once (:meth:`_replay_memory`)."""
         state = self.state
         known = state.messages
         given = known if messages is None else conversation_from(messages)
@@ -511,26 +512,42 @@ class GuardSession:
                         " different one (a session's history cannot change)"
                     )
         tooled, sampled = tuple(tools or ()), sampling or Sampling()
-        traj = Trajectory(
-            Conversation(known, tooled, sampled), memory=state.memory, feedback=state.feedback
-        )
-        t = state.t
-        claims: list[int] = []
-        for i in range(len(known), len(given)):
-            m = given[i]
-            if m.role == "assistant":
-                if not (i == len(known) and self._undelivered == reply_of(m)):
-                    claims.append(i)
-                seen = Conversation(History(given, i), tooled, sampled)
-                before = Trajectory(seen, memory=traj.memory, feedback=traj.feedback)
-                after = Conversation(History(given, i + 1), tooled, sampled)
-                traj, t = self._advance(before, reply_of(m), "executed by the client", after), t + 1
-                # (each step starts from a trajectory without steps: the session keeps none, and
-                # carrying them would copy them once per replayed message)
-        if len(given) > len(known):
-            traj = replace(traj, observation=Conversation(given, tooled, sampled))
+        at = [i for i in range(len(known), len(given)) if given[i].role == "assistant"]
+        claims = [
+            i for i in at if not (i == len(known) and self._undelivered == reply_of(given[i]))
+        ]
         self._undelivered = None
-        return traj, t, claims
+        if not at:
+            conv = Conversation(given if len(given) > len(known) else known, tooled, sampled)
+            return Trajectory(conv, memory=state.memory, feedback=state.feedback), state.t, claims
+        memory = self._replay_memory(state.memory, given, at)
+        traj = Trajectory(Conversation(given, tooled, sampled), memory=memory)
+        return traj, state.t + len(at), claims
+
+    def _replay_memory(
+        self, memory: Mapping[str, Any], given: tuple[Message, ...], at: Sequence[int]
+    ) -> dict[str, Any]:
+        """The constraints' memory after the assistant messages of ``given`` at the indices
+        ``at`` were executed in turn (what the observer's commit of each gives): each LTL rule
+        replays them at once (:meth:`ToolLTLConstraint.replay`), a constraint that keeps no state
+        keeps it; a policy with any other kind of constraint commits message by message, over
+        views of the history. Linear in the messages replayed."""
+        constraints = self.observer.constraints
+        if all(_replays(c) for c in constraints):
+            out = dict(memory)
+            for c in constraints:
+                if isinstance(c, ToolLTLConstraint):
+                    out[c.name] = c.replay(memory.get(c.name), given, at)
+                else:
+                    out[c.name] = memory.get(c.name)
+            return out
+        traj = Trajectory(Conversation(History(given, at[0])), memory=memory)
+        for i in at:
+            seen = Conversation(History(given, i))
+            before = Trajectory(seen, memory=traj.memory)
+            after = Conversation(History(given, i + 1))
+            traj = self._advance(before, reply_of(given[i]), "executed by the client", after)
+        return dict(traj.memory)
 
     def _advance(
         self, traj: Trajectory, reply: Reply, reason: str, after: Conversation | None = None
@@ -731,6 +748,12 @@ class GuardSession:
         if self.supervision is not None and sup is not None:  # what the supervisor says (unsaved)
             summary["supervision"] = supervision_summary(self.supervision.step(sup, ()), None)
         return GuardReply(reply, decision, {**summary, "kind": how, how: True})
+
+
+def _replays(c: Constraint) -> bool:
+    """Whether ``c``'s memory after a replayed history is computed at once: an LTL rule's
+    (:meth:`ToolLTLConstraint.replay`), or a constraint's that keeps none (the base commit)."""
+    return isinstance(c, ToolLTLConstraint) or type(c).commit is Constraint.commit
 
 
 def _fingerprint(tools: Sequence[Any] | None, sampling: Sampling) -> str:

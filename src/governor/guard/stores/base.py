@@ -93,8 +93,12 @@ def with_messages(state: dict[str, Any], texts: Sequence[str]) -> dict[str, Any]
     return state
 
 
+_ENCODER = json.JSONEncoder(sort_keys=True, allow_nan=False)
+"""One encoder for every store write (``json.dumps`` with options builds one per call)."""
+
+
 def _dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, allow_nan=False)
+    return _ENCODER.encode(value)
 
 
 def encoded(
