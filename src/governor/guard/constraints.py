@@ -14,7 +14,9 @@ step is committed as one position. A rule's descriptor never quotes the reply (t
 record keeps the candidate; the client's summary must not, :mod:`.summary`).
 
 :class:`TextOverlayConstraint` judges the text of a reply with one overlay, the text beside tool
-calls too (a reply of calls only passes). The policy's ``checks`` choose which constraints judge
+calls too (a reply of calls only passes), after the session's recent text turns
+(:func:`dialogue_of`: the last :data:`DIALOGUE_TURNS`, so its cost does not grow with the
+session). The policy's ``checks`` choose which constraints judge
 text (``assistant``) and which judge tool calls (``tool_calls``); a constraint that does not judge
 an action admits it, and an LTL monitor still reads every executed action. The checks of the
 calls as calls (offered tools, calls that run alone) are :mod:`.call_checks`. Each declares what it can judge of a reply still
@@ -80,6 +82,14 @@ _DIALOGUES: dict[int, tuple[Sequence[Message], Dialogue]] = {}
 holds that tuple, so the id is not reused while the entry lives); every overlay of a check reads
 the same one."""
 _DIALOGUES_LIMIT = 64
+DIALOGUE_TURNS = 32
+"""The most recent text turns an overlay reads in a guarded session: its features (the last user
+turn, the assistant's last few turns, the user's recent words), its ``last_n`` scope and its
+``trajectory`` scope (the assistant's turns among these) see no further back, so a check costs
+the same at step 1,000 as at step 10."""
+DIALOGUE_MESSAGES = 4 * DIALOGUE_TURNS
+"""The most recent messages those turns are looked for in (tool calls and results in between
+count too)."""
 
 
 class ToolLTLConstraint(LTLConstraint):
@@ -236,15 +246,23 @@ class ToolLTLConstraint(LTLConstraint):
 
 
 def dialogue_of(traj: Trajectory) -> Dialogue:
-    """The user and assistant text turns of the conversation before the candidate (built once per
-    conversation: the overlays of a check share it)."""
+    """The user and assistant text turns before the candidate, the last :data:`DIALOGUE_TURNS`
+    of them among the last :data:`DIALOGUE_MESSAGES` messages (read from the end: a check's cost
+    does not grow with the session). Built once per conversation: the overlays of a check share
+    it."""
     messages = messages_of(traj.observation)
     hit = _DIALOGUES.get(id(messages))
     if hit is not None and hit[0] is messages:
         return hit[1]
-    dialogue = tuple(
-        Turn(m.role, m.content) for m in messages if m.role in ("user", "assistant") and m.content
-    )
+    turns: list[Turn] = []
+    n = len(messages)
+    for j in range(n - 1, max(-1, n - 1 - DIALOGUE_MESSAGES), -1):
+        m = messages[j]
+        if m.content and m.role in ("user", "assistant"):
+            turns.append(Turn(m.role, m.content))
+            if len(turns) == DIALOGUE_TURNS:
+                break
+    dialogue = tuple(reversed(turns))
     if len(_DIALOGUES) >= _DIALOGUES_LIMIT:
         _DIALOGUES.clear()
     _DIALOGUES[id(messages)] = (messages, dialogue)
