@@ -25,7 +25,10 @@ Blocking work runs in a worker thread (``asyncio.to_thread``); calls on one sess
 serialised by an ``asyncio.Lock`` (and a thread lock, for the sync variants, which refuse to run
 inside a running event loop). With a store that several processes share (``store.shared``), each
 call also holds the store's lock on the session and re-reads the session's state under it, so
-instances serve a session in turn; the session keeps no state between calls then.
+instances serve a session in turn; the session keeps no state between calls then, only its
+messages as last read or written, so that a call reads only the messages added since (the
+store's message log: a reset, or a save that rewrites earlier messages, starts a new one and the
+next call reads the session whole).
 ``respond_stream`` is ``respond`` with the upstream streamed through a hold-back buffer
 (:mod:`.holdback`): its events come as each checked chunk is released, the session locked until
 the step is saved; its reply is committed once delivered (:meth:`GuardSession.delivered`; one
@@ -52,6 +55,7 @@ import hashlib
 import json
 import threading
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, replace
@@ -168,20 +172,32 @@ class GuardSession:
         """A streamed step's reply not yet wholly sent: committed by :meth:`delivered`."""
         self._undelivered: Reply | None = None
         """The last streamed reply that was not wholly sent (governor's own, not a claim)."""
+        self._log: tuple[str | None, tuple[Message, ...]] | None = None
+        """With a store that keeps messages apart: the session's message log as last read or
+        written, its id and its messages; a read from a shared store gives only the messages
+        after them while the log is the same (a save that rewrites earlier messages, a reset,
+        starts a new log)."""
 
     @property
     def state(self) -> SessionState:
         """The session's state after its last saved decision (read from the store once; from a
         shared store, again at the start of each call)."""
         if self._state is None:
-            saved = self.store.load(self.id)
+            log = self._log
+            if log is not None and log[0] is not None:  # read only the messages after ours
+                saved = self.store.load(self.id, since=(log[0], len(log[1])))  # type: ignore[call-arg]
+            else:
+                saved = self.store.load(self.id)
             constraints = self.observer.constraints
             where = f"session {self.id}"
-            state = (
-                SessionState(memory={c.name: c.initial_state(None) for c in constraints})
-                if saved is None
-                else state_from_json(saved, constraints, where)
-            )
+            if saved is None:
+                state = SessionState(memory={c.name: c.initial_state(None) for c in constraints})
+            else:
+                held = 0 if log is None else int(saved.get("messages_from") or 0)
+                prefix = () if log is None else log[1][:held]
+                state = state_from_json(saved, constraints, where, prefix)
+            if getattr(self.store, "appends_messages", False):
+                self._log = None if saved is None else (saved.get("log"), state.messages)
             if self.supervision is not None:
                 sup = self.supervision.restored(state.supervisor, where)
                 state = replace(state, supervisor=sup)
@@ -586,7 +602,12 @@ class GuardSession:
             start = min(len(before), len(state.messages))
             new = [m.to_dict() for m in state.messages[start:]]
             data = state_to_json(state, constraints, with_messages=False)
+            log = None if self._log is None else self._log[0]
+            if log is None or start < len(before):  # earlier messages rewritten: a new log
+                log = uuid.uuid4().hex
+            data["log"] = log
             self.store.save(self.id, data, record, messages=(start, new))  # type: ignore[call-arg]
+            self._log = (log, state.messages)
         self._state = state
 
     def _judge(self) -> Observer:
