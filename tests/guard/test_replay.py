@@ -14,7 +14,15 @@ from guard_helpers import ROOT
 
 from governor.backends.scripted import ScriptedBackend
 from governor.bench.service.workload import TOOL_NAMES, bench_policy
-from governor.core import CommitFailure, Decision, DecisionKind, Trajectory
+from governor.core import (
+    CommitFailure,
+    Constraint,
+    Decision,
+    DecisionKind,
+    Step,
+    Trajectory,
+    Verdict,
+)
 from governor.guard import Guard, load_policy
 from governor.guard.constraints import ToolLTLConstraint, ToolMonitorState
 from governor.guard.exchange import Conversation, History, conversation_from, reply_of
@@ -126,3 +134,27 @@ def test_a_replay_continues_from_a_saved_state_and_keeps_a_lost_one() -> None:
     assert rule.replay(lost, messages, at) is lost
     failed = rule.replay("not a state", messages, at)
     assert isinstance(failed, CommitFailure) and "expected a ToolMonitorState" in failed.error
+
+
+class Counting(Constraint):
+    """A stateful constraint of another kind: counts the executed actions, notes the tools."""
+
+    name = "counting"
+
+    def check(self, traj: Trajectory, action: Any) -> Verdict:
+        return Verdict.allow(self.name)
+
+    def commit(self, traj: Trajectory, step: Step) -> Any:
+        count, _ = traj.memory.get(self.name) or (0, ())
+        return count + 1, tuple(step.observation.tools)
+
+
+def test_another_kind_of_stateful_constraint_is_committed_message_by_message() -> None:
+    guard = guard_of("bench")
+    guard.observer.constraints = (*guard.observer.constraints, Counting())
+    messages = conversation_from(history(5, TOOL_NAMES))
+    expected = one_by_one(guard, messages)
+    traj, t, _ = guard.session("other")._catch_up(messages, [{"name": "search"}])
+    assert traj.memory["counting"] == (t, ({"name": "search"},))
+    rules = [c.name for c in guard.observer.constraints if isinstance(c, ToolLTLConstraint)]
+    assert all(traj.memory[n] == expected[n] for n in rules)

@@ -536,12 +536,17 @@ class GuardSession:
         if not at:
             conv = Conversation(given if len(given) > len(known) else known, tooled, sampled)
             return Trajectory(conv, memory=state.memory, feedback=state.feedback), state.t, claims
-        memory = self._replay_memory(state.memory, given, at)
+        memory = self._replay_memory(state.memory, given, at, tooled, sampled)
         traj = Trajectory(Conversation(given, tooled, sampled), memory=memory)
         return traj, state.t + len(at), claims
 
     def _replay_memory(
-        self, memory: Mapping[str, Any], given: tuple[Message, ...], at: Sequence[int]
+        self,
+        memory: Mapping[str, Any],
+        given: tuple[Message, ...],
+        at: Sequence[int],
+        tools: tuple[Any, ...] = (),
+        sampling: Sampling | None = None,
     ) -> dict[str, Any]:
         """The constraints' memory after the assistant messages of ``given`` at the indices
         ``at`` were executed in turn (what the observer's commit of each gives): each LTL rule
@@ -557,11 +562,12 @@ class GuardSession:
                 else:
                     out[c.name] = memory.get(c.name)
             return out
-        traj = Trajectory(Conversation(History(given, at[0])), memory=memory)
+        sampled = sampling or Sampling()
+        traj = Trajectory(Conversation(History(given, at[0]), tools, sampled), memory=memory)
         for i in at:
-            seen = Conversation(History(given, i))
+            seen = Conversation(History(given, i), tools, sampled)
             before = Trajectory(seen, memory=traj.memory)
-            after = Conversation(History(given, i + 1))
+            after = Conversation(History(given, i + 1), tools, sampled)
             traj = self._advance(before, reply_of(given[i]), "executed by the client", after)
         return dict(traj.memory)
 
