@@ -21,6 +21,7 @@ from governor.errors import ConfigError
 from governor.files import load_mapping
 from governor.guard import Guard, GuardReply, load_policy, policy_from_mapping
 from governor.guard.spec import SafetyValueSpec
+from governor.guard.value_constraint import DETAIL
 from governor.safety_values import tasks
 
 POLICY = ROOT / "examples" / "policies" / "safety_value.yaml"
@@ -219,28 +220,34 @@ def test_without_recovery_the_refusal_is_the_fallback_text(spec: SafetyValueSpec
     assert out.reply.tool_calls == () and out.summary["recovery"] is False
     assert out.reply.content is not None
     assert out.reply.content.startswith('I did not steer that way: it would break the rule "keep')
-    assert "the safest action is" in out.reply.content
+    # the text names the kind of violation; Q and the safest action stay in the record
+    assert out.reply.content.endswith(
+        "(the steer call leads toward failure: its safety value is at or below the margin)."
+    )
+    assert "safest" not in out.reply.content and "safety value -" not in out.reply.content
+    assert "the safest action is" in refusals(out)[0].descriptor
 
 
 @pytest.mark.parametrize(
-    ("state", "content", "reason"),
+    ("state", "content", "reason", "found"),
     [
-        (None, "moved", "expected JSON content in the latest tool message, found 'moved'"),
-        (None, '{"speed": 1}', "expected 3 finite numbers (the driving state) at state"),
-        ([1.0, 1.5], None, "found [1.0, 1.5]"),
-        ([1.0, "a", 0.0], None, "found [1.0, 'a', 0.0]"),
-        ([1.0, True, 0.0], None, "found [1.0, True, 0.0]"),
+        (None, "moved", "expected JSON content in the latest tool message", "found 'moved'"),
+        (None, '{"speed": 1}', "expected 3 finite numbers (the driving state) at state", "found nothing"),
+        ([1.0, 1.5], None, "expected 3 finite numbers", "found [1.0, 1.5]"),
+        ([1.0, "a", 0.0], None, "expected 3 finite numbers", "found [1.0, 'a', 0.0]"),
+        ([1.0, True, 0.0], None, "expected 3 finite numbers", "found [1.0, True, 0.0]"),
     ],
-)
+)  # fmt: skip
 def test_a_missing_or_malformed_observation_is_refused_with_the_reason(
-    state: Any, content: str | None, reason: str
+    state: Any, content: str | None, reason: str, found: str
 ) -> None:
     guard, _ = guard_of([steer("straight")])
     out = drive(guard, state, content=content)
     assert out.reply.tool_calls == () and out.decision.kind is DecisionKind.FALLBACK
     (rejected,) = refusals(out)
     assert "refused unchecked" in rejected.descriptor and reason in rejected.descriptor
-    assert reason in (out.reply.content or "")
+    assert f"{DETAIL}{found}" in rejected.descriptor  # what was found: in the record only
+    assert reason in (out.reply.content or "") and "found" not in (out.reply.content or "")
 
 
 def test_no_tool_result_before_the_call_is_refused() -> None:
@@ -253,9 +260,9 @@ def test_no_tool_result_before_the_call_is_refused() -> None:
 @pytest.mark.parametrize(
     ("reply", "reason"),
     [
-        (steer("hard-left"), "direction: expected 'right' or 'straight' or 'left', found 'hard-left'"),
-        (steer(True), "found True"),
-        (call("steer", speed="slow"), "found nothing"),
+        (steer("hard-left"), f"direction: expected 'right' or 'straight' or 'left'{DETAIL}found 'hard-left'"),
+        (steer(True), f"{DETAIL}found True"),
+        (call("steer", speed="slow"), f"{DETAIL}found nothing"),
         (json.dumps({"tool_calls": [{"name": "steer", "arguments": {"direction": "left"}}] * 2}),
          "expected one steer call per reply (one observation, one action), found 2"),
     ],

@@ -93,7 +93,9 @@ def test_two_guards_on_one_database_serve_a_session_in_turn_like_one(postgres_ds
     assert got[1]["regenerations"] == 1 and got[4]["regenerations"] == 1
     for g in (a, b):
         assert g.backend.remaining == 0
-    assert a.store.load("s") == alone.store.load("s")
+    saved = [dict(g.store.load("s") or {}) for g in (a, alone)]
+    assert all(isinstance(state.pop("log"), str) for state in saved)  # each its own log's id
+    assert saved[0] == saved[1]
     assert [stable(r) for r in b.store.records("s")] == [
         stable(r) for r in alone.store.records("s")
     ]
@@ -105,8 +107,8 @@ def test_two_guards_on_one_database_serve_a_session_in_turn_like_one(postgres_ds
 class SlowReads(PostgresStore):
     """Reads that take a while: a wide window between a call's read and its write."""
 
-    def load(self, session_id: str) -> Any:
-        found = super().load(session_id)
+    def load(self, session_id: str, since: Any = None) -> Any:
+        found = super().load(session_id, since)
         time.sleep(0.02)
         return found
 
@@ -264,3 +266,43 @@ def test_a_probe_writes_nothing_that_stays(postgres_dsn: str) -> None:
     store.probe()
     assert store.load("governor-readiness-probe") is None
     store.close()
+
+
+class CountingReads(PostgresStore):
+    """Counts the messages each load reads."""
+
+    def __init__(self, dsn: str) -> None:
+        super().__init__(dsn)
+        self.read: list[int] = []
+
+    def load(self, session_id: str, since: Any = None) -> Any:
+        found = super().load(session_id, since)
+        self.read.append(-1 if found is None else len(found["messages"]))
+        return found
+
+
+def test_a_call_reads_only_the_messages_another_instance_added(postgres_dsn: str) -> None:
+    a_store, b_store = CountingReads(postgres_dsn), CountingReads(postgres_dsn)
+    (a, b) = [tool_guard([], store=s)[0] for s in (a_store, b_store)]
+    alone = tool_guard([])[0]
+    step = {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]}  # fmt: skip
+
+    async def run() -> None:
+        for i in range(30):  # turn by turn, two instances, and one guard alone alongside
+            for g in (a, b) if i % 3 else (a,):
+                await g.session("s").commit(step)
+                await alone.session("s").commit(step)
+
+    asyncio.run(run())
+    assert max(a_store.read[2:]) <= 2 and max(b_store.read[2:]) <= 2  # the tail, not all
+    for g in (a, b):
+        state = g.session("s").state
+        assert state.t == alone.session("s").state.t == 50 and len(state.messages) == 50
+        assert state.memory == alone.session("s").state.memory
+    # a reset by one instance starts a new log: the other reads the session whole again
+    assert asyncio.run(b.reset("s"))
+    asyncio.run(a.session("s").commit(step))
+    state = a.session("s").state
+    assert state.t == 1 and len(state.messages) == 1
+    asyncio.run(b.session("s").commit(step))
+    assert b.session("s").state.t == 2 and len(b.session("s").state.messages) == 2

@@ -131,6 +131,31 @@ def test_checks_judge_without_an_upstream_call(base: str, server: FakeOpenAIServ
     assert server.requests_to("/chat/completions") == []
 
 
+def test_checks_take_the_tools_offered(base: str, server: FakeOpenAIServer) -> None:
+    fn = {"name": "delete_file", "arguments": "{}"}
+    delete = {"tool_calls": [{"id": "d1", "type": "function", "function": fn}]}
+    offered = [t for t in TOOLS if t["function"]["name"] == "read_secret"]
+    with httpx.Client(base_url=base) as http:
+        narrowed = http.post(
+            "/v1/checks", json={"session": "t1", "candidate": delete, "tools": offered}
+        )
+        by_policy = http.post("/v1/checks", json={"session": "t1", "candidate": delete})
+        committed = http.post(
+            "/v1/checks",
+            json={"session": "t2", "candidate": delete, "tools": offered, "commit": True},
+        )
+        wrong = http.post("/v1/checks", json={"session": "t1", "candidate": delete, "tools": {}})
+    assert narrowed.status_code == 200, narrowed.text
+    assert narrowed.json()["rejected_by"] == [
+        "offered_tools"
+    ]  # the request offers read_secret only
+    assert by_policy.json()["admissible"] is True  # the policy's tools.offered has delete_file
+    assert committed.json()["committed"] is True
+    assert committed.json()["rejected_by"] == ["offered_tools"]
+    assert wrong.status_code == 400 and wrong.json()["error"]["param"] == "tools"
+    assert server.requests_to("/chat/completions") == []
+
+
 def test_health_readiness_and_metrics(base: str, server: FakeOpenAIServer) -> None:
     client(base, "m1").chat.completions.create(
         model="m", messages=[{"role": "user", "content": "hi"}]

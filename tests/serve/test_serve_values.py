@@ -149,8 +149,14 @@ def test_checks_judge_steers_without_an_upstream_call(
         (verdict,) = (v for v in answer["verdicts"] if v["constraint"] == "stay_on_road")
         return str(verdict["descriptor"])
 
-    assert "the safest action is direction=" in value_of(unsafe)
+    # the kind of violation, never the values found (Q, the safest action, the tool result)
+    assert value_of(unsafe) == (
+        "the steer call leads toward failure: its safety value is at or below the margin"
+    )
     assert blind["admissible"] is False
-    assert "refused unchecked" in value_of(blind)
-    assert "expected 3 finite numbers (the driving state) at state" in value_of(blind)
+    assert value_of(blind) == (
+        "refused unchecked: the steer call: no observation to judge it on: expected 3 finite"
+        " numbers (the driving state) at state in the latest tool result"
+    )
+    assert "speed" not in json.dumps(blind)
     assert server.requests_to("/chat/completions") == []

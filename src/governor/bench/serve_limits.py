@@ -6,12 +6,16 @@ its own, answering at once) and the ``ltl`` check set (ten LTL rules over tool c
 
 - **one request of N short messages** (user and assistant text in turn, a new session), sent to
   the service (:func:`governor.serve.create_app` under uvicorn on a loopback port) by an HTTP
-  client in the same process: the request's wall time, then the peak of the memory Python
+  client in the same process: the request's wall time and the CPU time of the process (the
+  service's threads and the client's; on a shared machine the steadier figure), then the peak of the memory Python
   allocates while the same request is answered again on another new session (``tracemalloc``,
   which slows it: that request is not timed; the client's part is small) (about 36 bytes a message: 26,000 fit in the 1 MB body limit);
-- **a check at step k of one session**: a session driven with ``/v1/checks`` check-and-commit
-  calls of a tool call (no messages sent: the session's own history), the mean time of a check plus a commit
-  at steps 10 to 29 and at steps ``--steps`` to ``--steps`` + 19 (medians), and their ratio;
+- **a check at step k of one session**, per check family (``--families``: the ten LTL rules over
+  a tool call, the small-talk overlays over a text reply, the checks of calls as calls) and per
+  store (``--stores`` memory and SQLite, and PostgreSQL at ``--postgres DSN``): a session driven
+  through the guard's facade with check-and-commit calls of the same candidate (no messages
+  sent: the session's own history), the time of a check plus a commit at steps 10 to 29 and at
+  steps ``--steps`` to ``--steps`` + 19 (medians), and their ratio;
 - **idle sessions**: ``--sessions`` sessions made through the guard's facade, one committed
   action each, kept in SQLite; the memory Python still holds for them once they are all idle
   (``tracemalloc``).
@@ -38,6 +42,7 @@ from typing import Any
 from rich.console import Console
 
 from governor.config import check_range, option
+from governor.errors import ConfigError, expected
 from governor.files import write_json
 from governor.flags import Subcommands, add_dataclass_args, dataclass_from_args
 
@@ -53,6 +58,11 @@ CANDIDATE = {
     ],
 }
 """What each step of the long session commits: a tool call (the client ran it)."""
+TEXT = {"role": "assistant", "content": "That sounds lovely. What did you like most about it?"}
+"""What each step commits under the overlays: a text reply."""
+FAMILIES = ("ltl", "overlays", "tools")
+"""The check families of the step rows: the ten LTL rules over tool calls, the small-talk
+overlays over text, the checks of calls as calls (tools offered, calls that run alone)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,6 +75,14 @@ class ServeLimitsConfig:
     max_messages: int = option(
         30_000, "the service's message limits while measuring (above every size: all are served)"
     )
+    families: str = option(
+        "ltl,overlays,tools",
+        "comma-separated check families of the step rows (ltl, overlays, tools)",
+    )
+    stores: str = option(
+        "memory,sqlite", "comma-separated stores of the step rows (memory, sqlite)"
+    )
+    postgres: str = option("", "a PostgreSQL DSN: the step rows measure a postgres store there too")
 
     def __post_init__(self) -> None:
         check_range("steps", self.steps, 20, 100_000)
@@ -72,8 +90,23 @@ class ServeLimitsConfig:
         for size in self.size_list():
             check_range("size", size, 1, 1_000_000)
 
+        for family in self.family_list():
+            if family not in FAMILIES:
+                raise ConfigError(f"--families: {expected(' or '.join(FAMILIES), family)}")
+        for store in self.stores.split(","):
+            if store.strip() and store.strip() not in ("memory", "sqlite"):
+                raise ConfigError(f"--stores: {expected('memory or sqlite', store)}")
+
     def size_list(self) -> list[int]:
         return [int(s) for s in self.sizes.split(",") if s.strip()]
+
+    def family_list(self) -> list[str]:
+        return [f.strip() for f in self.families.split(",") if f.strip()]
+
+    def store_list(self) -> list[str]:
+        """The stores of the step rows: ``memory``, ``sqlite``, ``postgres:DSN``."""
+        named = [s.strip() for s in self.stores.split(",") if s.strip()]
+        return named + ([f"postgres:{self.postgres}"] if self.postgres else [])
 
 
 def _guard(url: str, tmp: str, max_messages: int) -> Any:
@@ -141,13 +174,13 @@ def one_request(url: str, size: int, max_messages: int) -> dict[str, Any]:
                 "messages": _messages(size),
             }
             payload = httpx.Request("POST", "http://x", json=body).read()  # encoded before
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             answer = client.post(
                 f"{base}/v1/chat/completions",
                 content=payload,
                 headers={"content-type": "application/json"},
             )
-            seconds = time.perf_counter() - start
+            seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
             # the same request on another new session, its allocations traced (slower: untimed)
             traced = httpx.Request(
                 "POST", "http://x", json={**body, "metadata": {"governor_session": "traced"}}
@@ -166,20 +199,45 @@ def one_request(url: str, size: int, max_messages: int) -> dict[str, Any]:
         "body_kb": len(payload) / 1000,
         "status": answer.status_code,
         "seconds": seconds,
+        "cpu_seconds": cpu,
         "peak_mb_added": added,
     }
 
 
-def session_steps(url: str, steps: int) -> dict[str, Any]:
-    """A check plus a commit timed around step 10 and around step ``steps`` of one session."""
+def _family_guard(url: str, family: str, store: Any) -> Any:
+    """A guard of the check family ``family`` in front of the stub, with ``store``."""
+    from governor.bench.service.workload import TOOL_NAMES, bench_policy
+    from governor.guard import Guard, policy_from_mapping
+
+    policy = bench_policy("overlays" if family == "overlays" else "ltl", url)
+    if family == "tools":
+        tools = {"offered": list(TOOL_NAMES), "not_in_parallel": ["transfer_funds"]}
+        policy = dataclasses.replace(
+            policy, ltl=(), tools=policy_from_mapping({"tools": tools}).tools
+        )
+    return Guard(policy, _backend(url), store=store, max_session_messages=1_000_000)
+
+
+def _store(spec: str, tmp: str) -> Any:
+    from governor.guard.stores import store_from
+
+    return store_from(f"sqlite:{Path(tmp) / 'sessions.sqlite3'}" if spec == "sqlite" else spec)
+
+
+def session_steps(
+    url: str, steps: int, family: str = "ltl", store: str = "sqlite"
+) -> dict[str, Any]:
+    """A check plus a commit timed around step 10 and around step ``steps`` of one session of
+    the check family ``family`` kept in ``store`` (``memory``, ``sqlite``, ``postgres:DSN``)."""
+    candidate = TEXT if family == "overlays" else CANDIDATE
 
     async def drive(guard: Any) -> dict[int, list[float]]:
-        session = guard.session("long-session")
+        session = guard.session(f"long-session-{time.time_ns()}")
         times: dict[int, list[float]] = {10: [], steps: []}
         for t in range(steps + 20):
             start = time.perf_counter()
-            await session.check(CANDIDATE)
-            await session.commit(CANDIDATE)
+            await session.check(candidate)
+            await session.commit(candidate)
             took = time.perf_counter() - start
             if 10 <= t < 30:
                 times[10].append(took)
@@ -188,11 +246,19 @@ def session_steps(url: str, steps: int) -> dict[str, Any]:
         return times
 
     with tempfile.TemporaryDirectory(prefix="governor-limits-") as tmp:
-        guard = _guard(url, tmp, 10 * steps)
+        guard = _family_guard(url, family, _store(store, tmp))
         times = asyncio.run(drive(guard))
         guard.close()
     early, late = statistics.median(times[10]) * 1000, statistics.median(times[steps]) * 1000
-    return {"steps": steps, "step10_ms": early, "late_ms": late, "ratio": late / early}
+    shown = "postgres" if store.startswith("postgres:") else store  # never the DSN
+    return {
+        "family": family,
+        "store": shown,
+        "steps": steps,
+        "step10_ms": early,
+        "late_ms": late,
+        "ratio": late / early,
+    }
 
 
 def idle_sessions(url: str, count: int) -> dict[str, Any]:
@@ -224,7 +290,7 @@ def _in_fresh_process(fn: Any, *args: Any) -> dict[str, Any]:
 
 
 def run(cfg: ServeLimitsConfig) -> dict[str, Any]:
-    """``{"config", "requests": [...], "session": {...}, "idle": {...}}``."""
+    """``{"config", "requests": [...], "sessions": [...], "idle": {...}}``."""
     from governor.bench.service.stub import Stub
 
     with Stub(latency_s=0.0) as stub:
@@ -232,14 +298,15 @@ def run(cfg: ServeLimitsConfig) -> dict[str, Any]:
         requests = [
             _in_fresh_process(one_request, url, size, cfg.max_messages) for size in cfg.size_list()
         ]
-        session = _in_fresh_process(session_steps, url, cfg.steps)
+        sessions = [
+            _in_fresh_process(session_steps, url, cfg.steps, family, store)
+            for family in cfg.family_list()
+            for store in cfg.store_list()
+        ]
         idle = _in_fresh_process(idle_sessions, url, cfg.sessions)
-    return {
-        "config": dataclasses.asdict(cfg),
-        "requests": requests,
-        "session": session,
-        "idle": idle,
-    }
+    config = dataclasses.asdict(cfg)
+    config["postgres"] = bool(cfg.postgres)  # never the DSN
+    return {"config": config, "requests": requests, "sessions": sessions, "idle": idle}
 
 
 def add_parser(bench: Subcommands) -> None:
@@ -257,27 +324,34 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
     from governor.report import print_table
 
     result = run(dataclass_from_args(ServeLimitsConfig, args))
-    rows = [["messages", "body (KB)", "status", "time (s)", "peak memory allocated (MB)"]]
+    rows = [
+        ["messages", "body (KB)", "status", "time (s)", "CPU (s)", "peak memory allocated (MB)"]
+    ]
     rows += [
         [
             str(r["messages"]),
             f"{r['body_kb']:.0f}",
             str(r["status"]),
             f"{r['seconds']:.2f}",
+            f"{r['cpu_seconds']:.2f}",
             f"{r['peak_mb_added']:.0f}",
         ]
         for r in result["requests"]
     ]
     print_table(console, "One request of N short messages (a new session)", rows)
-    s = result["session"]
-    print_table(
-        console,
-        "A check plus a commit within one session",
+    steps = result["config"]["steps"]
+    rows = [["checks", "store", "at step 10 (ms)", f"at step {steps} (ms)", "ratio"]]
+    rows += [
         [
-            ["at step 10 (ms)", f"at step {s['steps']} (ms)", "ratio"],
-            [f"{s['step10_ms']:.2f}", f"{s['late_ms']:.2f}", f"{s['ratio']:.2f}"],
-        ],
-    )
+            s["family"],
+            s["store"],
+            f"{s['step10_ms']:.2f}",
+            f"{s['late_ms']:.2f}",
+            f"{s['ratio']:.2f}",
+        ]
+        for s in result["sessions"]
+    ]
+    print_table(console, "A check plus a commit within one session", rows)
     i = result["idle"]
     print_table(
         console,

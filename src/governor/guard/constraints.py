@@ -14,7 +14,9 @@ step is committed as one position. A rule's descriptor never quotes the reply (t
 record keeps the candidate; the client's summary must not, :mod:`.summary`).
 
 :class:`TextOverlayConstraint` judges the text of a reply with one overlay, the text beside tool
-calls too (a reply of calls only passes). The policy's ``checks`` choose which constraints judge
+calls too (a reply of calls only passes), after the session's recent text turns
+(:func:`dialogue_of`: the last :data:`DIALOGUE_TURNS`, so its cost does not grow with the
+session). The policy's ``checks`` choose which constraints judge
 text (``assistant``) and which judge tool calls (``tool_calls``); a constraint that does not judge
 an action admits it, and an LTL monitor still reads every executed action. The checks of the
 calls as calls (offered tools, calls that run alone) are :mod:`.call_checks`. Each declares what it can judge of a reply still
@@ -34,9 +36,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from governor.core import Constraint, Step, Trajectory, Verdict
+from governor.core import CommitFailure, Constraint, Step, Trajectory, Verdict
 from governor.guard.call_checks import call_constraints
-from governor.guard.exchange import Message, Reply, messages_of
+from governor.guard.exchange import History, Message, Reply, messages_of, reply_of
 from governor.guard.prefix import PrefixJudgement
 from governor.guard.provenance import Seen
 from governor.guard.spec.guard_policy import Checks, GuardPolicy, LTLRule
@@ -62,6 +64,8 @@ class ToolMonitorState:
 
 WHAT_IF_LIMIT = 4096
 """Memoised what-if verdicts a rule keeps (emptied when full)."""
+TEXT_REPLY = Reply("")
+"""A reply without tool calls (what a rule whose labels read the sums alone sees of any text)."""
 
 
 def _no_labels(observation: Any) -> frozenset[str]:
@@ -78,6 +82,14 @@ _DIALOGUES: dict[int, tuple[Sequence[Message], Dialogue]] = {}
 holds that tuple, so the id is not reused while the entry lives); every overlay of a check reads
 the same one."""
 _DIALOGUES_LIMIT = 64
+DIALOGUE_TURNS = 32
+"""The most recent text turns an overlay reads in a guarded session: its features (the last user
+turn, the assistant's last few turns, the user's recent words), its ``last_n`` scope and its
+``trajectory`` scope (the assistant's turns among these) see no further back, so a check costs
+the same at step 1,000 as at step 10."""
+DIALOGUE_MESSAGES = 4 * DIALOGUE_TURNS
+"""The most recent messages those turns are looked for in (tool calls and results in between
+count too)."""
 
 
 class ToolLTLConstraint(LTLConstraint):
@@ -180,17 +192,77 @@ class ToolLTLConstraint(LTLConstraint):
             nxt = MonitorSetState(state.names, hit[0], hit[1], labels, state.t + 1)
         return ToolMonitorState(nxt, sums, seen)
 
+    def replay(self, memory: Any, messages: Sequence[Message], at: Sequence[int]) -> Any:
+        """This rule's memory after the assistant messages of ``messages`` at the indices ``at``
+        (ascending) were executed in turn, each after the messages before it: what :meth:`commit`
+        gives message by message, without a trajectory, a step or a state object per message (a
+        client's history replayed: linear, and cheap per message). As under the observer's
+        commit, a :class:`~governor.core.CommitFailure` stays, and a failing commit becomes one."""
+        if isinstance(memory, CommitFailure):
+            return memory
+        try:
+            mem = self.initial_state(None) if memory is None else memory
+            if not isinstance(mem, ToolMonitorState):
+                raise TypeError(f"{self.name}: expected a ToolMonitorState, found {mem!r}")
+            return self._replayed(mem, messages, at)
+        except Exception as exc:
+            return CommitFailure(f"{type(exc).__name__}: {exc}")
+
+    def _replayed(
+        self, mem: ToolMonitorState, messages: Sequence[Message], at: Sequence[int]
+    ) -> ToolMonitorState:
+        vocabulary, steps, monitors = self.vocabulary, self._steps, self.monitors
+        state = mem.monitors
+        names, formulas, verdicts, labels, t = (
+            state.names, state.formulas, state.verdicts, state.labels, state.t
+        )  # fmt: skip
+        sums, seen = mem.sums, mem.seen
+        by_sums = vocabulary.text_labels_read_sums_only
+        text_in: Any = None  # the sums the labels of a text reply were last computed from
+        text_out: tuple[frozenset[str], Mapping[str, float]] = (frozenset(), sums)
+        history = messages if isinstance(messages, tuple) else tuple(messages)
+        last: tuple[Any, Any, tuple[Any, Any]] = (None, None, (formulas, verdicts))
+        for i in at:
+            m = history[i]
+            if by_sums and not m.tool_calls:  # a function of the sums alone: once per sums
+                if sums is not text_in:
+                    got, new, _ = vocabulary.labels(sums, TEXT_REPLY, (), seen)
+                    text_in, text_out = sums, (got, sums if new == sums else new)
+                now, sums = text_out
+            else:
+                now, sums, seen = vocabulary.labels(sums, reply_of(m), History(history, i), seen)
+            if formulas is not last[0] or now is not last[1]:  # (a steady run: no hashing)
+                hit = steps.get((formulas, now))
+                if hit is None:
+                    before = MonitorSetState(names, formulas, verdicts, labels, t)
+                    nxt = monitors.step(before, now)
+                    hit = (formulas if nxt.formulas == formulas else nxt.formulas, nxt.verdicts)
+                    if len(steps) >= WHAT_IF_LIMIT:
+                        steps.clear()
+                    steps[(formulas, now)] = hit
+                last = (formulas, now, hit)
+            formulas, verdicts, labels, t = last[2][0], last[2][1], now, t + 1
+        return ToolMonitorState(MonitorSetState(names, formulas, verdicts, labels, t), sums, seen)
+
 
 def dialogue_of(traj: Trajectory) -> Dialogue:
-    """The user and assistant text turns of the conversation before the candidate (built once per
-    conversation: the overlays of a check share it)."""
+    """The user and assistant text turns before the candidate, the last :data:`DIALOGUE_TURNS`
+    of them among the last :data:`DIALOGUE_MESSAGES` messages (read from the end: a check's cost
+    does not grow with the session). Built once per conversation: the overlays of a check share
+    it."""
     messages = messages_of(traj.observation)
     hit = _DIALOGUES.get(id(messages))
     if hit is not None and hit[0] is messages:
         return hit[1]
-    dialogue = tuple(
-        Turn(m.role, m.content) for m in messages if m.role in ("user", "assistant") and m.content
-    )
+    turns: list[Turn] = []
+    n = len(messages)
+    for j in range(n - 1, max(-1, n - 1 - DIALOGUE_MESSAGES), -1):
+        m = messages[j]
+        if m.content and m.role in ("user", "assistant"):
+            turns.append(Turn(m.role, m.content))
+            if len(turns) == DIALOGUE_TURNS:
+                break
+    dialogue = tuple(reversed(turns))
     if len(_DIALOGUES) >= _DIALOGUES_LIMIT:
         _DIALOGUES.clear()
     _DIALOGUES[id(messages)] = (messages, dialogue)

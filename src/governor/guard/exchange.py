@@ -101,10 +101,16 @@ def message_from(raw: Any, where: str) -> Message:
 
 
 def conversation_from(messages: Sequence[Any], where: str = "messages") -> tuple[Message, ...]:
-    """Every message read, each error naming its index."""
+    """Every message read, each error naming its index (a tuple of messages read already is
+    returned as it is)."""
+    if isinstance(messages, tuple) and all(type(m) is Message for m in messages):
+        return messages
     if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
         raise ConfigError(f"{where}: {expected('a list of messages', messages)}")
-    return tuple(message_from(m, f"{where}[{i}]") for i, m in enumerate(messages))
+    return tuple(
+        m if type(m) is Message else message_from(m, f"{where}[{i}]")
+        for i, m in enumerate(messages)
+    )
 
 
 def reply_from(value: Any, where: str = "candidate") -> Reply:

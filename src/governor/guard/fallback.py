@@ -2,8 +2,11 @@
 
 The policy's ``fallbacks`` texts are keyed by state: ``check_failed`` when a check could not be
 made, ``tool_refused`` (a template over ``{constraint}``, the rule's English text, and
-``{reason}``, the monitor's explanation) when an LTL rule refused the action, ``default``
-otherwise. The reply is text, never a tool call. Imports the core types and the guard's exchange.
+``{reason}``, the public part of the refusal's explanation: never a value the candidate or a
+tool result held, :func:`~.value_constraint.public_descriptor`) when an LTL rule or the safety
+value refused the action, ``default``
+otherwise. The reply is text, never a tool call. Imports the core types and the guard's exchange
+and value constraint.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from governor.core import Fallback, Trajectory, Verdict
 from governor.guard.exchange import Reply
+from governor.guard.value_constraint import public_descriptor
 
 
 class GuardFallback(Fallback):
@@ -29,7 +33,8 @@ class GuardFallback(Fallback):
         for v in verdicts:
             if not v.admissible and v.constraint in self.rules:
                 template = self.texts.get("tool_refused", self.texts["default"])
-                return template.format(constraint=self.rules[v.constraint], reason=v.descriptor)
+                reason = public_descriptor(v)  # never the values found (the record keeps them)
+                return template.format(constraint=self.rules[v.constraint], reason=reason)
         return self.texts["default"]
 
     def act(self, traj: Trajectory, verdicts: Sequence[Verdict]) -> Reply:

@@ -25,7 +25,10 @@ Blocking work runs in a worker thread (``asyncio.to_thread``); calls on one sess
 serialised by an ``asyncio.Lock`` (and a thread lock, for the sync variants, which refuse to run
 inside a running event loop). With a store that several processes share (``store.shared``), each
 call also holds the store's lock on the session and re-reads the session's state under it, so
-instances serve a session in turn; the session keeps no state between calls then.
+instances serve a session in turn; the session keeps no state between calls then, only its
+messages as last read or written, so that a call reads only the messages added since (the
+store's message log: a reset, or a save that rewrites earlier messages, starts a new one and the
+next call reads the session whole).
 ``respond_stream`` is ``respond`` with the upstream streamed through a hold-back buffer
 (:mod:`.holdback`): its events come as each checked chunk is released, the session locked until
 the step is saved; its reply is committed once delivered (:meth:`GuardSession.delivered`; one
@@ -52,14 +55,16 @@ import hashlib
 import json
 import threading
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from governor.core import Decision, DecisionKind, Trajectory, Verdict
+from governor.core import Constraint, Decision, DecisionKind, Trajectory, Verdict
 from governor.errors import ConfigError, LimitError, expected
 from governor.guard.choices import admitted_choices, choice_observer
+from governor.guard.constraints import ToolLTLConstraint
 from governor.guard.exchange import (
     Conversation,
     History,
@@ -170,6 +175,11 @@ class GuardSession:
         self._follows: GuardSession | None = None
         """The same session under the guard this one's replaced (a reloaded policy): its step
         still running is waited for before this session first reads its state."""
+        self._log: tuple[str | None, tuple[Message, ...]] | None = None
+        """With a store that keeps messages apart: the session's message log as last read or
+        written, its id and its messages; a read from a shared store gives only the messages
+        after them while the log is the same (a save that rewrites earlier messages, a reset,
+        starts a new log)."""
 
     def follows(self, before: GuardSession | None) -> None:
         """Wait for ``before`` (this session under a replaced guard) to finish the step it is
@@ -181,14 +191,21 @@ class GuardSession:
         """The session's state after its last saved decision (read from the store once; from a
         shared store, again at the start of each call)."""
         if self._state is None:
-            saved = self.store.load(self.id)
+            log = self._log
+            if log is not None and log[0] is not None:  # read only the messages after ours
+                saved = self.store.load(self.id, since=(log[0], len(log[1])))  # type: ignore[call-arg]
+            else:
+                saved = self.store.load(self.id)
             constraints = self.observer.constraints
             where = f"session {self.id}"
-            state = (
-                SessionState(memory={c.name: c.initial_state(None) for c in constraints})
-                if saved is None
-                else state_from_json(saved, constraints, where)
-            )
+            if saved is None:
+                state = SessionState(memory={c.name: c.initial_state(None) for c in constraints})
+            else:
+                held = 0 if log is None else int(saved.get("messages_from") or 0)
+                prefix = () if log is None else log[1][:held]
+                state = state_from_json(saved, constraints, where, prefix)
+            if getattr(self.store, "appends_messages", False):
+                self._log = None if saved is None else (saved.get("log"), state.messages)
             if self.supervision is not None:
                 sup = self.supervision.restored(state.supervisor, where)
                 state = replace(state, supervisor=sup)
@@ -503,7 +520,7 @@ class GuardSession:
         assistant message it added committed as executed, and the indices of those assistant
         messages governor did not produce (the client's claim: its decision record says so).
         Linear in what was sent: the saved messages are compared one by one, the new ones
-        replayed over views of the history."""
+        replayed at once (:meth:`_replay_memory`)."""
         state = self.state
         known = state.messages
         given = known if messages is None else conversation_from(messages)
@@ -528,26 +545,48 @@ class GuardSession:
                         " different one (a session's history cannot change)"
                     )
         tooled, sampled = tuple(tools or ()), sampling or Sampling()
-        traj = Trajectory(
-            Conversation(known, tooled, sampled), memory=state.memory, feedback=state.feedback
-        )
-        t = state.t
-        claims: list[int] = []
-        for i in range(len(known), len(given)):
-            m = given[i]
-            if m.role == "assistant":
-                if not (i == len(known) and self._undelivered == reply_of(m)):
-                    claims.append(i)
-                seen = Conversation(History(given, i), tooled, sampled)
-                before = Trajectory(seen, memory=traj.memory, feedback=traj.feedback)
-                after = Conversation(History(given, i + 1), tooled, sampled)
-                traj, t = self._advance(before, reply_of(m), "executed by the client", after), t + 1
-                # (each step starts from a trajectory without steps: the session keeps none, and
-                # carrying them would copy them once per replayed message)
-        if len(given) > len(known):
-            traj = replace(traj, observation=Conversation(given, tooled, sampled))
+        at = [i for i in range(len(known), len(given)) if given[i].role == "assistant"]
+        claims = [
+            i for i in at if not (i == len(known) and self._undelivered == reply_of(given[i]))
+        ]
         self._undelivered = None
-        return traj, t, claims
+        if not at:
+            conv = Conversation(given if len(given) > len(known) else known, tooled, sampled)
+            return Trajectory(conv, memory=state.memory, feedback=state.feedback), state.t, claims
+        memory = self._replay_memory(state.memory, given, at, tooled, sampled)
+        traj = Trajectory(Conversation(given, tooled, sampled), memory=memory)
+        return traj, state.t + len(at), claims
+
+    def _replay_memory(
+        self,
+        memory: Mapping[str, Any],
+        given: tuple[Message, ...],
+        at: Sequence[int],
+        tools: tuple[Any, ...] = (),
+        sampling: Sampling | None = None,
+    ) -> dict[str, Any]:
+        """The constraints' memory after the assistant messages of ``given`` at the indices
+        ``at`` were executed in turn (what the observer's commit of each gives): each LTL rule
+        replays them at once (:meth:`ToolLTLConstraint.replay`), a constraint that keeps no state
+        keeps it; a policy with any other kind of constraint commits message by message, over
+        views of the history. Linear in the messages replayed."""
+        constraints = self.observer.constraints
+        if all(_replays(c) for c in constraints):
+            out = dict(memory)
+            for c in constraints:
+                if isinstance(c, ToolLTLConstraint):
+                    out[c.name] = c.replay(memory.get(c.name), given, at)
+                else:
+                    out[c.name] = memory.get(c.name)
+            return out
+        sampled = sampling or Sampling()
+        traj = Trajectory(Conversation(History(given, at[0]), tools, sampled), memory=memory)
+        for i in at:
+            seen = Conversation(History(given, i), tools, sampled)
+            before = Trajectory(seen, memory=traj.memory)
+            after = Conversation(History(given, i + 1), tools, sampled)
+            traj = self._advance(before, reply_of(given[i]), "executed by the client", after)
+        return dict(traj.memory)
 
     def _advance(
         self, traj: Trajectory, reply: Reply, reason: str, after: Conversation | None = None
@@ -586,7 +625,12 @@ class GuardSession:
             start = min(len(before), len(state.messages))
             new = [m.to_dict() for m in state.messages[start:]]
             data = state_to_json(state, constraints, with_messages=False)
+            log = None if self._log is None else self._log[0]
+            if log is None or start < len(before):  # earlier messages rewritten: a new log
+                log = uuid.uuid4().hex
+            data["log"] = log
             self.store.save(self.id, data, record, messages=(start, new))  # type: ignore[call-arg]
+            self._log = (log, state.messages)
         self._state = state
 
     def _judge(self) -> Observer:
@@ -752,6 +796,12 @@ class GuardSession:
         if self.supervision is not None and sup is not None:  # what the supervisor says (unsaved)
             summary["supervision"] = supervision_summary(self.supervision.step(sup, ()), None)
         return GuardReply(reply, decision, {**summary, "kind": how, how: True})
+
+
+def _replays(c: Constraint) -> bool:
+    """Whether ``c``'s memory after a replayed history is computed at once: an LTL rule's
+    (:meth:`ToolLTLConstraint.replay`), or a constraint's that keeps none (the base commit)."""
+    return isinstance(c, ToolLTLConstraint) or type(c).commit is Constraint.commit
 
 
 def _fingerprint(tools: Sequence[Any] | None, sampling: Sampling) -> str:

@@ -130,11 +130,16 @@ def state_to_json(
 
 
 def state_from_json(
-    data: Any, constraints: Sequence[Constraint], where: str = "session state"
+    data: Any,
+    constraints: Sequence[Constraint],
+    where: str = "session state",
+    prefix: tuple[Message, ...] = (),
 ) -> SessionState:
-    """The state saved as ``data``, read back into ``constraints``."""
+    """The state saved as ``data``, read back into ``constraints``; ``prefix``: the messages
+    before those ``data`` holds (a store that read only the messages after them says where
+    they start, ``messages_from``, which must be the prefix's length)."""
     try:
-        return _read(data, constraints, where)
+        return _read(data, constraints, where, prefix)
     except GovernorError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -142,12 +147,18 @@ def state_from_json(
         raise ConfigError(f"{where}: expected a saved guard session, found {found}") from exc
 
 
-def _read(data: Any, constraints: Sequence[Constraint], where: str) -> SessionState:
+def _read(
+    data: Any, constraints: Sequence[Constraint], where: str, prefix: tuple[Message, ...]
+) -> SessionState:
     if not isinstance(data, Mapping) or data.get("format") != FORMAT:
         raise ConfigError(f"{where}: {expected(f'a saved session of format {FORMAT}', data)}")
     t = int(data["t"])
     saved = data["memory"]
-    messages = conversation_from(data["messages"], f"{where}: messages")
+    start = int(data.get("messages_from") or 0)
+    if start != len(prefix):
+        wanted = f"messages from index {len(prefix)} (those before are held)"
+        raise ConfigError(f"{where}: expected {wanted}, found them from index {start}")
+    messages = prefix + conversation_from(data["messages"], f"{where}: messages")
     rules = {c.name: str(c.rule.formula) for c in constraints if isinstance(c, ToolLTLConstraint)}
     removed = [
         name

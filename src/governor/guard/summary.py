@@ -26,6 +26,7 @@ from typing import Any
 
 from governor.core import Decision, DecisionKind, Severity, Verdict
 from governor.guard.exchange import Reply
+from governor.guard.value_constraint import public_descriptor
 from governor.supervision import SupervisorDecision, activity_violations
 
 FALLBACK_KINDS = (DecisionKind.FALLBACK, DecisionKind.DEFER, DecisionKind.ABORT)
@@ -38,12 +39,14 @@ failed save leaves no record to read it from)."""
 
 
 def verdict_summary(v: Verdict) -> dict[str, Any]:
-    """A verdict as the judge of a candidate the client sent itself (a check): everything."""
+    """A verdict as the judge of a candidate the client sent itself (a check): everything but
+    the detail a descriptor keeps for the decision record (the values a safety value found:
+    :func:`~.value_constraint.public_descriptor`)."""
     return {
         "constraint": v.constraint,
         "admissible": v.admissible,
         "deviation": v.deviation,
-        "descriptor": v.descriptor,
+        "descriptor": public_descriptor(v),
         "severity": _SEVERITY_NAMES[v.severity],
         "error": v.error,
     }
@@ -88,8 +91,14 @@ def public_error(text: str) -> str:
 
 
 def public_reason(decision: Decision) -> str:
-    """The decision's reason without the messages of its errors (:func:`public_error`)."""
+    """The decision's reason without the messages of its errors (:func:`public_error`) and
+    without the fallback action it may quote (the observer's reason when a hard constraint
+    refused the fallback's action, ``...'s action ACTION refused by NAMES: deferred``: a safety
+    value's recovery keeps the refused call's other arguments)."""
     reason = decision.reason
+    start, end = reason.find("'s action "), reason.rfind(" refused by ")
+    if 0 <= start < end and reason.endswith(": deferred"):
+        reason = f"{reason[:start]}'s action{reason[end:]}"
     for error in decision.errors:
         parts = error.split(": ", 2)
         if len(parts) == 3 and parts[0] != STORE_STAGE and parts[2]:

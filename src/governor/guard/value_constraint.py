@@ -7,7 +7,10 @@ discrete actions, and a refused call is replaced by the same call with the safes
 section's ``actions``; the observation is the value at the ``observation`` path of the latest
 tool message's JSON content; the call is admitted iff Q(observation, action) > margin (the
 family's :class:`~governor.safety_values.filter.SafetyFilter`, with the task's action labels).
-A refusal names Q, the margin and the safest action (argmax Q). It fails closed: no tool message
+A refusal says what was expected; its descriptor's detail after :data:`DETAIL` (the values found:
+the call's argument, the tool result, Q, the safest action) is for the decision record only, and
+the public part (:func:`public_descriptor`: the rule's kind of violation in the policy's own
+names) is all a fallback text or a check's answer may quote. It fails closed: no tool message
 before the call, a content that is not JSON, no value at the path or one the checkpoint cannot
 read, an argument value that is not one of the actions, and two calls of the tool in one reply
 (one observation, one action) are refusals that say why; a Q that cannot be computed or is not
@@ -42,6 +45,17 @@ from governor.guard.exchange import Message, Reply, ToolCall, messages_of
 from governor.guard.spec.propositions import MISSING, lookup
 from governor.guard.spec.value_section import SafetyValueSpec
 
+DETAIL = " | in the record: "
+"""Where a verdict's descriptor turns from what may be said (the rule, the kind of violation,
+the policy's own names) to what only the decision record keeps (the values found: the call's
+arguments, the tool result, Q): :func:`public_descriptor` cuts there."""
+
+
+def public_descriptor(verdict: Verdict) -> str:
+    """The part of ``verdict``'s descriptor that may reach a client (a fallback text, a check's
+    answer): up to :data:`DETAIL`, which no descriptor's public part holds."""
+    return verdict.descriptor.split(DETAIL, 1)[0]
+
 
 def _shown(value: Any) -> str:
     return "nothing" if value is MISSING else shown(value)
@@ -68,7 +82,7 @@ class SafetyValueConstraint(Constraint):
 
     def observation(self, messages: Sequence[Message]) -> tuple[Any, str | None]:
         """The checkpoint's observation in the latest tool message, or (None, why there is
-        none)."""
+        none: what was expected, then, after :data:`DETAIL`, what was found)."""
         path = ".".join(self.spec.observation)
         latest = next((m for m in reversed(messages) if m.role == "tool"), None)
         if latest is None:
@@ -77,14 +91,12 @@ class SafetyValueConstraint(Constraint):
             content = json.loads(latest.content)
         except ValueError:
             found = _shown(latest.content)
-            return None, f"expected JSON content in the latest tool message, found {found}"
+            return None, f"expected JSON content in the latest tool message{DETAIL}found {found}"
         value = lookup(content, self.spec.observation)
         if self.spec.learned.obs == "text":
             if not isinstance(value, str) or not value.strip():
-                return (
-                    None,
-                    f"expected a text at {path} in the latest tool result, found {_shown(value)}",
-                )
+                wanted = f"expected a text at {path} in the latest tool result"
+                return None, f"{wanted}{DETAIL}found {_shown(value)}"
             return {"text": value}, None
         n = self.task.state_dim
         if not (
@@ -96,7 +108,7 @@ class SafetyValueConstraint(Constraint):
             )
         ):
             wanted = f"{n} finite numbers (the {self.spec.learned.env} state) at {path}"
-            return None, f"expected {wanted} in the latest tool result, found {_shown(value)}"
+            return None, f"expected {wanted} in the latest tool result{DETAIL}found {_shown(value)}"
         return {"state": np.asarray(value, dtype=np.float64)}, None
 
     def check(self, traj: Trajectory, action: Any) -> Verdict:
@@ -116,13 +128,14 @@ class SafetyValueConstraint(Constraint):
         try:
             args = call.args()
         except ConfigError as exc:
-            return self._refuse(f"{what}: {exc}")
+            return self._refuse(f"{what}: expected its arguments as one JSON object{DETAIL}{exc}")
         found = lookup(args, s.argument)
         index = s.action_of(found)
         if index is None:
             choices = " or ".join(repr(a) for a in s.actions)
             argument = ".".join(s.argument)
-            return self._refuse(f"{what}: {argument}: expected {choices}, found {_shown(found)}")
+            wanted = f"{what}: {argument}: expected {choices}"
+            return self._refuse(f"{wanted}{DETAIL}found {_shown(found)}")
         observation, problem = self.observation(messages_of(traj.observation))
         if problem is not None:
             return self._refuse(f"{what}: no observation to judge it on: {problem}")
@@ -134,7 +147,8 @@ class SafetyValueConstraint(Constraint):
         label = self.filter.labels[safe].lower()
         argument = ".".join(s.argument)
         descriptor = (
-            f"{what}: {verdict.descriptor}; the safest action is {argument}="
+            f"{what} leads toward failure: its safety value is at or below the margin"
+            f"{DETAIL}{verdict.descriptor}; the safest action is {argument}="
             f"{s.actions[safe]!r} ({label}, safety value {q[safe]:.3f})"
         )
         repair = self._replaced(reply, mine[0], args, s.actions[safe])

@@ -294,10 +294,12 @@ class Service:
         session = await self._session(served, owner, body.session)
         start = time.perf_counter()
         if body.commit:  # a store write: always in a worker thread
-            result = await session.commit(body.candidate, messages=body.messages)
+            result = await session.commit(body.candidate, messages=body.messages, tools=body.tools)
         else:
             inline = len(raw) <= INLINE_CHECK_BYTES
-            result = await session.check(body.candidate, messages=body.messages, inline=inline)
+            result = await session.check(
+                body.candidate, messages=body.messages, tools=body.tools, inline=inline
+            )
         kind = "admissible" if result.admissible else "refused"
         seconds = time.perf_counter() - start
         self._observed(served, session, None, "checks", result.summary, seconds, kind)

@@ -189,7 +189,8 @@ def _metadata_session(body: dict[str, Any]) -> str | None:
 
 @dataclass(frozen=True)
 class CheckBody:
-    """A ``/v1/checks`` request: the candidate, the session, its messages, whether to commit."""
+    """A ``/v1/checks`` request: the candidate, the session, its messages, the tools offered to
+    the agent that proposed it (as in a chat completions request), whether to commit."""
 
     session: str
     candidate: Any
@@ -197,6 +198,7 @@ class CheckBody:
     commit: bool
     model: str | None = None
     """The served model (policy) the check is for; None: the header's, or the only one."""
+    tools: list[Any] | None = None
 
 
 def check_body(
@@ -223,4 +225,5 @@ def check_body(
         _too_many(messages, max_messages)
     commit = _type(body, "commit", (bool,), "true or false")
     model = _type(body, "model", (str,), "a served model name")
-    return CheckBody(session, candidate, messages, bool(commit), model)
+    tools = _type(body, "tools", (list,), "a list of tool schemas")
+    return CheckBody(session, candidate, messages, bool(commit), model, tools)

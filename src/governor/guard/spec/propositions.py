@@ -215,7 +215,13 @@ class Vocabulary:
         props = tuple(p for p in self.props if p.name in names)
         return Vocabulary(props, self.groups, self.trusted)
 
-    @property
+    @functools.cached_property
+    def text_labels_read_sums_only(self) -> bool:
+        """Whether the labels of a reply without tool calls are a function of the running sums
+        alone (no proposition reads the user, a result or the provenance index)."""
+        return self.sources is None and all(isinstance(p, (ToolProp, SumProp)) for p in self.props)
+
+    @functools.cached_property
     def sources(self) -> Sources | None:
         """What the provenance index must record for these propositions (None: no index)."""
         tags: set[str] = set()

@@ -33,7 +33,11 @@ class SessionStore(Protocol):
     """Keeps each session's state and its decision records."""
 
     def load(self, session_id: str) -> Mapping[str, Any] | None:
-        """The saved state of ``session_id``; None for a new session."""
+        """The saved state of ``session_id``; None for a new session. A store with
+        ``appends_messages = True`` also takes ``since=(log, k)``: the caller holds the first
+        ``k`` messages of the message log ``log`` (the state's ``log``); when the saved state is
+        still on that log and holds at least ``k`` messages, only those from index ``k`` on are
+        read, and the state says where they start (``messages_from``; 0 when all are given)."""
         ...
 
     def save(
@@ -85,16 +89,39 @@ def encoded_messages(session_id: str, log: MessageLog | None) -> tuple[int, list
         raise StoreError(f"session {session_id}: expected JSON-safe messages, found {exc}") from exc
 
 
-def with_messages(state: dict[str, Any], texts: Sequence[str]) -> dict[str, Any]:
-    """A loaded state whose messages are kept apart: its first ``n_messages`` put back in."""
+Since = tuple[str, int]
+"""What a caller of ``load`` holds already: a message log's id and how many of its messages."""
+
+
+def message_range(state: Mapping[str, Any], since: Since | None) -> tuple[int, int] | None:
+    """The indices ``[start, end)`` of the messages to read for a loaded state that keeps them
+    apart (None: it holds them itself): from the caller's ``since`` when the state is still on
+    that log and holds at least as many, else from 0."""
+    n = state.get("n_messages")
+    if n is None:
+        return None
+    end = int(n)
+    if since is not None and state.get("log") == since[0] and 0 <= since[1] <= end:
+        return since[1], end
+    return 0, end
+
+
+def with_messages(state: dict[str, Any], texts: Sequence[str], start: int = 0) -> dict[str, Any]:
+    """A loaded state whose messages are kept apart: the messages read (from index ``start`` on,
+    ``messages_from``) put back in."""
     n = state.pop("n_messages", None)
     if n is not None:
-        state["messages"] = [json.loads(t) for t in texts[: int(n)]]
+        state["messages"] = [json.loads(t) for t in texts[: int(n) - start]]
+        state["messages_from"] = start
     return state
 
 
+_ENCODER = json.JSONEncoder(sort_keys=True, allow_nan=False)
+"""One encoder for every store write (``json.dumps`` with options builds one per call)."""
+
+
 def _dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, allow_nan=False)
+    return _ENCODER.encode(value)
 
 
 def encoded(

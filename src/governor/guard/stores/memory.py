@@ -10,7 +10,14 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from governor.guard.stores.base import MessageLog, encoded, encoded_messages, with_messages
+from governor.guard.stores.base import (
+    MessageLog,
+    Since,
+    encoded,
+    encoded_messages,
+    message_range,
+    with_messages,
+)
 
 
 class MemoryStore:
@@ -25,11 +32,17 @@ class MemoryStore:
         self._messages: dict[str, list[str]] = {}
         self._records: dict[str, list[str]] = {}
 
-    def load(self, session_id: str) -> Mapping[str, Any] | None:
+    def load(self, session_id: str, since: Since | None = None) -> Mapping[str, Any] | None:
         with self._lock:
             text = self._states.get(session_id)
-            texts = list(self._messages.get(session_id, ()))
-        return None if text is None else with_messages(json.loads(text), texts)
+            kept = self._messages.get(session_id, [])
+            if text is None:
+                return None
+            state = json.loads(text)
+            span = message_range(state, since)
+            start, end = span if span is not None else (0, 0)
+            texts = kept[start:end]
+        return with_messages(state, texts, start)
 
     def save(
         self,

@@ -9,7 +9,10 @@ transaction and takes the transaction-level advisory lock of the session
 (``pg_advisory_xact_lock(NAMESPACE, hashtext(session_id))``); the session re-reads its state in
 that transaction, asks the upstream, and its save commits the transaction, which releases the
 lock. So two instances sharing one database serve a session one call at a time, each call seeing
-the last committed decision, with the same result as one instance. A connection per call (per
+the last committed decision, with the same result as one instance. A call reads the session's
+state row and only the messages its instance does not hold yet (``load(since=)``: the rows from
+the index it holds, while the state's message log is the one it read), so its cost does not
+grow with the session. A connection per call (per
 lock), so threads never share one; a connection is taken from, and given back to, a pool of at
 most ``pool_size`` idle ones (rolled back first; a broken one is dropped, so a database restart
 costs the calls in flight, never a later one's safety). psycopg (v3, the ``[postgres]`` extra) is
@@ -32,10 +35,12 @@ from typing import Any
 from governor.guard.stores.base import (
     PROBE_ID,
     MessageLog,
+    Since,
     StoreError,
     close_all,
     encoded,
     encoded_messages,
+    message_range,
     with_messages,
 )
 
@@ -53,7 +58,9 @@ SCHEMA = (
     " session TEXT NOT NULL, i INTEGER NOT NULL, message TEXT NOT NULL,"
     " PRIMARY KEY (session, i))",
 )
-READ_MESSAGES = "SELECT message FROM governor_messages WHERE session = %s AND i < %s ORDER BY i"
+READ_MESSAGES = (
+    "SELECT message FROM governor_messages WHERE session = %s AND i >= %s AND i < %s ORDER BY i"
+)
 DROP_MESSAGES = "DELETE FROM governor_messages WHERE session = %s AND i >= %s"
 INSERT_MESSAGE = "INSERT INTO governor_messages (session, i, message) VALUES (%s, %s, %s)"
 LOCK = "SELECT pg_advisory_xact_lock(%s, hashtext(%s))"
@@ -238,30 +245,37 @@ class PostgresStore:
 
     # ------------------------------------------------------------------ SessionStore
 
-    def load(self, session_id: str) -> Mapping[str, Any] | None:
+    def load(self, session_id: str, since: Since | None = None) -> Mapping[str, Any] | None:
         held: Any = self._holding().get(session_id)
         try:
             if held is not None:
                 row = held.execute(READ_STATE, (session_id,)).fetchone()
-                texts = self._messages(held, session_id, row)
+                state, texts, start = self._read(held, session_id, row, since)
             else:
                 conn, cursor = self._opened(f"read {session_id}", READ_STATE, (session_id,))
                 try:
                     row = cursor.fetchone()
-                    texts = self._messages(conn, session_id, row)
+                    state, texts, start = self._read(conn, session_id, row, since)
                 finally:
                     self._give_back(conn)
         except self._pg.Error as exc:
             raise self._error(f"cannot read {session_id}", exc) from None
-        return None if row is None else with_messages(json.loads(row[0]), texts)
+        return None if state is None else with_messages(state, texts, start)
 
     @staticmethod
-    def _messages(conn: Any, session_id: str, row: Any) -> list[str]:
-        """The message texts of a state row that keeps them apart (``n_messages``)."""
-        if row is None or '"n_messages"' not in row[0]:
-            return []
-        n = int(json.loads(row[0])["n_messages"])
-        return [r[0] for r in conn.execute(READ_MESSAGES, (session_id, n)).fetchall()]
+    def _read(
+        conn: Any, session_id: str, row: Any, since: Since | None
+    ) -> tuple[dict[str, Any] | None, list[str], int]:
+        """The state of a row, and the texts of the messages it keeps apart that the caller
+        does not hold (:func:`~.base.message_range`), from the index returned."""
+        if row is None:
+            return None, [], 0
+        state = json.loads(row[0])
+        span = message_range(state, since)
+        if span is None:
+            return state, [], 0
+        texts = [r[0] for r in conn.execute(READ_MESSAGES, (session_id, *span)).fetchall()]
+        return state, texts, span[0]
 
     def save(
         self,

@@ -21,10 +21,12 @@ from typing import Any
 from governor.guard.stores.base import (
     PROBE_ID,
     MessageLog,
+    Since,
     StoreError,
     close_all,
     encoded,
     encoded_messages,
+    message_range,
     with_messages,
 )
 from governor.sqlite import use_wal
@@ -96,7 +98,7 @@ class SqliteStore:
         close_all(self._open, self._open_lock)
         self._local = threading.local()
 
-    def load(self, session_id: str) -> Mapping[str, Any] | None:
+    def load(self, session_id: str, since: Since | None = None) -> Mapping[str, Any] | None:
         try:
             with self._db() as db:
                 row = db.execute(
@@ -105,18 +107,21 @@ class SqliteStore:
                 if row is None:
                     return None
                 state = json.loads(row[0])
+                span = message_range(state, since)
+                start = 0 if span is None else span[0]
                 texts: list[str] = []
-                if "n_messages" in state:
+                if span is not None:
                     texts = [
                         r[0]
                         for r in db.execute(
-                            "SELECT message FROM messages WHERE session = ? AND i < ? ORDER BY i",
-                            (session_id, int(state["n_messages"])),
+                            "SELECT message FROM messages WHERE session = ? AND i >= ? AND i < ?"
+                            " ORDER BY i",
+                            (session_id, *span),
                         )
                     ]
         except sqlite3.Error as exc:
             raise StoreError(f"session store {self.path}: cannot read {session_id}: {exc}") from exc
-        return with_messages(state, texts)
+        return with_messages(state, texts, start)
 
     def save(
         self,
