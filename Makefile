@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 # torch is pinned to the CPU wheel; a bare requirement would pull the CUDA build.
 TORCH  := torch==2.13.0
 
-.PHONY: demo test lint install install-dev model clean
+.PHONY: demo test lint install install-dev model nemo-venv clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,18 @@ model: install
 	$(BIN)/python -m pip install -q -e '.[local]'
 	$(BIN)/governor model fetch
 
+# NeMo Guardrails' server in a venv of its own (its dependencies conflict with the [hf] extra's), for
+# `governor bench serve --compare nemo`; not part of `make test`.
+NEMO_VENV := .venv-nemo
+
+$(NEMO_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(NEMO_VENV)
+	$(NEMO_VENV)/bin/python -m pip install -q --upgrade pip
+	$(NEMO_VENV)/bin/python -m pip install -q -e '.[nemo]'
+	touch $@
+
+nemo-venv: $(NEMO_VENV)/.installed
+
 demo: install
 	$(BIN)/governor demo
 
@@ -42,4 +54,4 @@ test: lint
 	$(BIN)/python -m pytest -q
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache governor-report
+	rm -rf $(VENV) $(NEMO_VENV) .pytest_cache .mypy_cache .ruff_cache governor-report

@@ -5,14 +5,13 @@ observer step (attributes: the decision's kind, cause and regenerations, and its
 tokens) with a child span per stage (``governor.propose``, ``governor.check``,
 ``governor.feedback``, ...; attributes: the stage's LLM calls, failed calls and tokens; a stage
 that raises is recorded on its span). Which SDK, exporter and sampler to use is the application's
-choice: with the API but no SDK configured, spans are no-ops; without the API installed, nothing
-is imported and :func:`span` costs a function call. Imports the usage meter only.
+choice: with the API but no SDK's tracer provider set, and without the API installed, :func:`span`
+costs a function call and opens no span. Imports the usage meter only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from governor.usage import Usage
@@ -25,14 +24,18 @@ except ImportError:  # the optional extra is absent
 NAME = "governor"
 
 
-@contextmanager
-def span(name: str) -> Iterator[Any]:
-    """A span named ``governor.<name>`` made current for the block (``None`` without the API)."""
-    if _trace is None:
-        yield None
-        return
-    with _trace.get_tracer(NAME).start_as_current_span(f"{NAME}.{name}") as current:
-        yield current
+_NO_SPAN: AbstractContextManager[Any] = nullcontext(None)
+_NO_SDK: tuple[type, ...] = ()
+if _trace is not None:
+    _NO_SDK = (_trace.ProxyTracerProvider, _trace.NoOpTracerProvider)
+
+
+def span(name: str) -> AbstractContextManager[Any]:
+    """A span named ``governor.<name>`` made current for the block (``None`` without the API,
+    or while no SDK's tracer provider is set: then a span would record nothing)."""
+    if _trace is None or isinstance(_trace.get_tracer_provider(), _NO_SDK):
+        return _NO_SPAN
+    return _trace.get_tracer(NAME).start_as_current_span(f"{NAME}.{name}")
 
 
 def record_usage(current: Any, usage: Usage) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,6 +33,7 @@ def test_bench_serve_writes_json_and_plot(
         assert r["accepted"] == 1.0  # the stub's fixed reply passes every check set
         assert r["upstream_calls_per_turn"] == 1.0
         assert r["upstream_calls_per_accepted_turn"] == 1.0
+        assert r["cpu_ms_per_request"] > 0  # this process's CPU time over the timed requests
     assert result["checks_per_s"] > 0 and result["commits_per_s"] > 0
     assert result["config"]["store"] == "sqlite"  # the default: sessions in a SQLite file
     stream = result["stream"]["rows"]
@@ -44,6 +47,7 @@ def test_bench_serve_writes_json_and_plot(
     assert png.stat().st_size > 1000
     printed = capsys.readouterr().out
     assert "decisions per second" in printed and "calls/turn" in printed
+    assert "CPU ms/req" in printed
     assert "time to first token" in printed
     assert "sqlite store" in printed
 
@@ -72,3 +76,69 @@ def test_bench_serve_refuses_bad_levels() -> None:
     assert main(["bench", "serve", "--concurrency", "0,8"]) == 2
     assert main(["bench", "serve", "--requests", "0"]) == 2
     assert main(["bench", "serve", "--store", "postgres"]) == 2
+    assert main(["bench", "serve", "--workers", "0"]) == 2
+    assert main(["bench", "serve", "--workers", "2", "--store", "memory"]) == 2
+    assert main(["bench", "serve", "--checks", "tone"]) == 2
+
+
+def test_bench_serve_workers_measures_governor_serve_in_its_own_processes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "serve.json"
+    args = ["bench", "serve", "--workers", "2", "--checks", "ltl", "--requests", "20"]
+    args += ["--concurrency", "1,4", "--latency-ms", "5", "--json", str(out)]
+    assert main(args) == 0
+    result = json.loads(out.read_text())
+    rows = result["rows"]
+    assert [(r["system"], r["workers"], r["checks"], r["concurrency"]) for r in rows] == [
+        ("governor", 2, "ltl", 1),
+        ("governor", 2, "ltl", 4),
+    ]
+    for r in rows:
+        assert r["requests"] == 20 and r["accepted"] == 1.0
+        assert r["upstream_calls_per_turn"] == 1.0
+        # the served processes' CPU (parent and workers), not this process's
+        assert r["cpu_ms_per_request"] > 0
+    assert "stream" not in result and len(result["uptime"]) == 3
+    printed = capsys.readouterr().out
+    assert "CPU ms/req" in printed and "workers" in printed and "load average" in printed
+
+
+def _spin(seconds: float, spun: Any, release: Any) -> None:
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+    spun.set()
+    release.wait(30)  # stays a live child while the parent reads its CPU time
+
+
+def test_tree_cpu_counts_a_process_and_its_children() -> None:
+    import multiprocessing
+    import os
+
+    from governor.bench.service.served import tree_cpu_s
+
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("no /proc on this platform: the CPU column reads None there")
+    context = multiprocessing.get_context("fork")
+    spun, release = context.Event(), context.Event()
+    before = tree_cpu_s(os.getpid())
+    child = context.Process(target=_spin, args=(0.3, spun, release))
+    child.start()
+    try:
+        assert spun.wait(30)
+        during = tree_cpu_s(os.getpid())
+    finally:
+        release.set()
+        child.join(10)
+    assert before is not None and during is not None
+    assert during - before >= 0.25  # the child's spinning counted as the tree's
+
+
+def test_bench_serve_compare_nemo_names_how_to_install_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "no-python"
+    assert main(["bench", "serve", "--compare", "nemo", "--nemo-python", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert "make nemo-venv" in err and str(missing) in err

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 from fake_openai_server import API_KEY, FakeOpenAIServer
-from security_helpers import served, support_guard
+from security_helpers import close_clients, served, support_guard
 
 from governor.guard import Guard
 
@@ -22,3 +22,9 @@ def guard(server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> Guard:
 def base(guard: Guard) -> Iterator[str]:
     with served(guard) as url:
         yield url
+
+
+@pytest.fixture(autouse=True)
+def _closed_clients() -> Iterator[None]:
+    yield
+    close_clients()

@@ -3,6 +3,7 @@ chunk only once checked, and no refused text ever reaches the client."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -55,10 +56,16 @@ def post(url: str, messages: list[Any], session: str, **more: Any) -> httpx.Resp
     return httpx.post(f"{url}/v1/chat/completions", json=body, timeout=10)
 
 
-def saved_reply(guard: Guard, session: str) -> str:
-    """The last assistant message the session's trajectory committed."""
-    messages = guard.session(session).state.messages
-    return next(m.content or "" for m in reversed(messages) if m.role == "assistant")
+def saved_reply(guard: Guard, session: str, within_s: float = 5.0) -> str:
+    """The last assistant message the session's trajectory committed: a streamed reply is
+    committed just after its ``[DONE]`` went out, so a client may read it a moment before."""
+    deadline = time.monotonic() + within_s
+    while True:
+        messages = guard.session(session).state.messages
+        said = [m.content or "" for m in messages if m.role == "assistant"]
+        if said or time.monotonic() > deadline:
+            return said[-1] if said else ""
+        time.sleep(0.02)
 
 
 def test_the_openai_client_reads_chunks_released_while_the_upstream_streams(
@@ -75,6 +82,7 @@ def test_the_openai_client_reads_chunks_released_while_the_upstream_streams(
             stream=True,
         )
         chunks = list(stream)
+        reply = saved_reply(guard, "s")
     pieces = [ch.choices[0].delta.content for ch in chunks if ch.choices[0].delta.content]
     assert "".join(pieces) == CLEAN and len(pieces) >= 3
     governor = chunks[-1].model_extra["governor"]
@@ -83,7 +91,7 @@ def test_the_openai_client_reads_chunks_released_while_the_upstream_streams(
     assert len(released) >= 2 and all(c["admitted"] for c in released)
     assert governor["stream"]["refused"] is None
     assert server.requests_to("/chat/completions")[0].body["stream"] is True
-    assert saved_reply(guard, "s") == CLEAN
+    assert reply == CLEAN
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import openai
+from security_helpers import OPENED
 from serve_helpers import tools_guard
 
 from governor.guard import Guard
@@ -41,8 +42,10 @@ def edge_service(
 
 
 def client(base: str, key: str, **options: Any) -> openai.OpenAI:
-    """The official client for ``key`` (no retries unless asked)."""
-    return openai.OpenAI(base_url=f"{base}/v1", api_key=key, **{"max_retries": 0, **options})
+    """The official client for ``key`` (no retries unless asked), closed after the test."""
+    made = openai.OpenAI(base_url=f"{base}/v1", api_key=key, **{"max_retries": 0, **options})
+    OPENED.append(made)
+    return made
 
 
 def admin_get(base: str, stored_id: str) -> httpx.Response:

@@ -46,13 +46,25 @@ def served(guard: Guard) -> Iterator[str]:
         guard.backend.close()  # type: ignore[attr-defined]
 
 
+OPENED: list[openai.OpenAI] = []
+"""The clients :func:`client` made, closed after each test (``close_clients``)."""
+
+
 def client(base: str, session: str) -> openai.OpenAI:
-    return openai.OpenAI(
+    made = openai.OpenAI(
         base_url=f"{base}/v1",
         api_key="unused",
         max_retries=0,
         default_headers={"X-Governor-Session": session},
     )
+    OPENED.append(made)
+    return made
+
+
+def close_clients() -> None:
+    """Close every client :func:`client` made (their kept-alive connections)."""
+    while OPENED:
+        OPENED.pop().close()
 
 
 def arguments(**values: Any) -> str:

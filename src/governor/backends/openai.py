@@ -10,12 +10,17 @@ at most :data:`MAX_RESPONSE_BYTES` and within the deadline, so a server that dri
 cannot hold a call. After ``breaker_failures`` consecutive failed calls a
 :class:`~governor.backends.breaker.CircuitBreaker` fails calls at once until a probe succeeds.
 :meth:`OpenAIBackend.stream_chat` reads one completion as it is generated
-(:mod:`.openai_stream`), under the same bounds. Imports httpx, the backend types, breaker, answers
-and stream reader, the config, the error tree and the usage meter.
+(:mod:`.openai_stream`), under the same bounds. A plain ``http://`` endpoint with no proxy is
+asked through :mod:`.plain_http` (the standard library's client, about half the CPU per request
+of httpx); streams, ``https``, proxies and test transports through httpx. Imports httpx, the
+backend types, breaker, answers, stream reader and plain-http client, the config, the error tree
+and the usage meter.
 """
 
 from __future__ import annotations
 
+import http.client
+import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -41,6 +46,7 @@ from governor.backends.openai_answers import (
     token_counts,
 )
 from governor.backends.openai_stream import StreamReader
+from governor.backends.plain_http import PlainHttp, PlainTimeout, PlainTooLarge, plain_http_usable
 from governor.config import BackendConfig
 from governor.errors import (
     BackendError,
@@ -85,6 +91,14 @@ class OpenAIBackend(Backend):
         if config.api_key:
             headers["Authorization"] = f"Bearer {config.api_key}"
         self._client = httpx.Client(headers=headers, timeout=config.timeout_s, transport=transport)
+        self._plain: PlainHttp | None = None
+        if transport is None and plain_http_usable(self.base_url):
+            kept = {
+                k.decode("latin-1"): v.decode("latin-1")
+                for k, v in self._client.headers.raw  # as the client spells them
+                if k.lower() not in (b"accept-encoding", b"connection")
+            }
+            self._plain = PlainHttp(self.base_url, kept)
         self._sleep: Callable[[float], None] = time.sleep
         self.breaker = CircuitBreaker(
             config.breaker_failures, config.breaker_cooldown_s, name=self.name
@@ -103,6 +117,8 @@ class OpenAIBackend(Backend):
     def close(self) -> None:
         """Close the HTTP client and its connections."""
         self._client.close()
+        if self._plain is not None:
+            self._plain.close()
 
     def __enter__(self) -> OpenAIBackend:
         return self
@@ -253,6 +269,8 @@ class OpenAIBackend(Backend):
         remaining = min(deadline - time.monotonic(), self.config.timeout_s)
         if remaining <= 0:
             raise late
+        if self._plain is not None:
+            return self._send_plain(method, path, body, time.monotonic() + remaining, late)
         try:
             with self._client.stream(method, url, json=body, timeout=remaining) as response:
                 content = bytearray()
@@ -281,6 +299,45 @@ class OpenAIBackend(Backend):
         except (httpx.TransportError, httpx.StreamError) as exc:
             reason = str(exc) or type(exc).__name__  # httpx never puts headers in messages
             raise BackendUnavailable(f"{self.name}: cannot reach {url}: {reason}") from exc
+
+    def _send_plain(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None,
+        deadline: float,
+        late: BackendTimeout,
+    ) -> httpx.Response:
+        """:meth:`_send` through :class:`~.plain_http.PlainHttp` (the same body bytes, bounds and
+        errors as through httpx)."""
+        url = f"{self.base_url}{path}"
+        assert self._plain is not None
+        payload = None
+        if body is not None:
+            text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            payload = text.encode("utf-8")  # the bytes httpx's json= writes
+        try:
+            status, headers, content = self._plain.request(
+                method, path, payload, deadline, MAX_RESPONSE_BYTES
+            )
+        except PlainTimeout as exc:
+            raise late from exc
+        except PlainTooLarge as exc:
+            raise BackendResponseError(
+                f"{self.name}: {url}: "
+                f"{expected(f'an answer of at most {MAX_RESPONSE_BYTES:,} bytes', 'more')}"
+            ) from exc
+        except (OSError, http.client.HTTPException) as exc:
+            reason = str(exc) or type(exc).__name__
+            raise BackendUnavailable(f"{self.name}: cannot reach {url}: {reason}") from exc
+        kept = [
+            (k, v)
+            for k, v in headers
+            if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+        ]
+        return httpx.Response(
+            status, headers=kept, content=content, request=httpx.Request(method, url)
+        )
 
     def _decode(self, response: httpx.Response, path: str) -> dict[str, Any]:
         try:

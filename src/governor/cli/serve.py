@@ -14,15 +14,22 @@ client API keys are the sha256 digests in the file named by ``$GOVERNOR_API_KEY_
 any ``--api-key-hash``. ``--decision-log`` sends one JSON line per decision to stderr (the
 default), a file, or nowhere (:mod:`governor.serve.decision_log`). A policy whose upstream's
 ``api_key_env`` names an unset variable is warned of at start.
+``--workers N`` serves from N processes sharing the listening socket and
+the store (the parent builds the app once to check the arguments, then starts and watches the
+workers, each building its own).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import multiprocessing
 import os
 import re
 import signal
+import socket
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -73,6 +80,13 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (%(default)s)")
     serve.add_argument("--port", type=int, default=8080, help="port to listen on (%(default)s)")
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="worker processes sharing the port and the store (sqlite or postgres; %(default)s)",
+    )
     serve.add_argument(
         "--store",
         default=DEFAULT_STORE,
@@ -169,8 +183,6 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
 def serve_command(args: argparse.Namespace, console: Console) -> int:
     try:
         import uvicorn
-
-        from governor.serve.connections import uvicorn_options
     except ImportError as exc:
         raise ConfigError(
             f"serve: expected the [serve] extra (pip install -e '.[serve]' in the governor checkout), found {exc}"
@@ -178,23 +190,32 @@ def serve_command(args: argparse.Namespace, console: Console) -> int:
     from governor.serve.decision_log import configure
 
     app = build_app(args, console)
+    if args.workers > 1:
+        del app  # each worker builds its own
+        gc.collect()
+        return _serve_workers(args)
     restore_log = configure(args.decision_log)
     stop_reload = watch_policies(app.state.service.policies, args.policy_poll)
     # What was loaded at start (policy, overlays, models) lives as long as the process: out of
     # the collector's view, a full collection under load pauses for milliseconds, not 100s.
     gc.collect()
     gc.freeze()
-    connections = uvicorn_options(
-        header_timeout_s=args.header_timeout,
-        keep_alive_s=args.keep_alive,
-        max_connections=args.max_connections,
-    )
     try:
-        uvicorn.run(app, host=args.host, port=args.port, log_level="info", **connections)
+        uvicorn.run(app, host=args.host, port=args.port, log_level="info", **_connections(args))
     finally:
         stop_reload()
         restore_log()
     return 0
+
+
+def _connections(args: argparse.Namespace) -> dict[str, Any]:
+    from governor.serve.connections import uvicorn_options
+
+    return uvicorn_options(
+        header_timeout_s=args.header_timeout,
+        keep_alive_s=args.keep_alive,
+        max_connections=args.max_connections,
+    )
 
 
 def watch_policies(policies: Any, poll_s: float) -> Callable[[], None]:
@@ -249,6 +270,104 @@ def policy_files(specs: list[str]) -> tuple[dict[str, Path], bool]:
     return files, not (len(files) == 1 and bare == 1)
 
 
+WORKER_RESTART_S = 1.0
+"""The least time between two starts of one worker slot (a worker that dies at once is not
+restarted in a tight loop)."""
+
+
+def _listening(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host``:``port`` (``IPPROTO_TCP``, so that asyncio sets
+    ``TCP_NODELAY`` on accepted connections)."""
+    family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"serve: cannot listen on {host}:{port}: {exc}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def _serve_workers(args: argparse.Namespace) -> int:
+    """Serve from ``args.workers`` processes on one listening socket until SIGINT or SIGTERM; a
+    worker that exits is started again (at most once a :data:`WORKER_RESTART_S`)."""
+    sock = _listening(args.host, args.port)
+    options = {k: v for k, v in vars(args).items() if k != "handler"}
+    context = multiprocessing.get_context("spawn")
+    stopping = False
+
+    def stop(signum: int, frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
+
+    workers: list[Any] = [None] * args.workers
+
+    def reload(signum: int, frame: Any) -> None:  # each worker reloads its own policies
+        for worker in workers:
+            if worker is not None and worker.is_alive() and worker.pid is not None:
+                os.kill(worker.pid, signal.SIGHUP)
+
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    if hasattr(signal, "SIGHUP"):
+        previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, reload)
+    started = [0.0] * args.workers
+    try:
+        while not stopping:
+            for i, worker in enumerate(workers):
+                if worker is not None and worker.is_alive():
+                    continue
+                if time.monotonic() - started[i] < WORKER_RESTART_S:
+                    continue
+                if worker is not None:
+                    code = worker.exitcode
+                    print(
+                        f"governor serve: worker {i} exited ({code}); starting it again",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                workers[i] = context.Process(target=_worker, args=(options, sock, i), daemon=False)
+                workers[i].start()
+                started[i] = time.monotonic()
+            time.sleep(0.2)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        live = [w for w in workers if w is not None and w.is_alive()]
+        for w in live:
+            w.terminate()  # SIGTERM: uvicorn finishes the requests in flight
+        for w in live:
+            w.join(30)
+            if w.is_alive():
+                w.kill()
+                w.join(5)
+        sock.close()
+    return 0
+
+
+def _worker(options: dict[str, Any], sock: socket.socket, index: int) -> None:
+    """Worker ``index``: the app from the same arguments, served on the parent's socket; each
+    answer says which worker gave it (``X-Governor-Worker``)."""
+    import uvicorn
+
+    from governor.serve.decision_log import configure
+
+    args = argparse.Namespace(**options)
+    built = build_app(args, Console(quiet=True))
+    gc.collect()
+    gc.freeze()
+    config = uvicorn.Config(_tagged(built, index), log_level="info", **_connections(args))
+    restore_log = configure(args.decision_log)
+    stop_reload = watch_policies(built.state.service.policies, args.policy_poll)
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        stop_reload()
+        restore_log()
+
+
 def build_app(args: argparse.Namespace, console: Console) -> Any:
     """The service's app from the parsed ``serve`` arguments (its start-up lines on ``console``)."""
     try:
@@ -291,13 +410,15 @@ def build_app(args: argparse.Namespace, console: Console) -> Any:
         sessions_per_hour=args.session_quota,
         session_burst=args.session_burst,
     )
+    if args.workers < 1:
+        raise ConfigError(f"--workers: {expected('at least 1', args.workers)}")
     admin = args.admin_key_hash
     if admin is not None and not re.fullmatch(r"[0-9a-f]{64}", admin):
         raise ConfigError("--admin-key-hash: expected a sha256 hex digest (64 hex digits)")
     if args.policy_poll < 0:
         raise ConfigError(f"--policy-poll: {expected('seconds >= 0', args.policy_poll)}")
     files, namespaced = policy_files(args.policy or [])
-    store = store_from(args.store)
+    store = store_from(args.store, processes=args.workers)
     local = local_upstream(args)  # last of the checks: loading takes seconds
 
     def build(policy: GuardPolicy, old: Guard | None) -> Guard:
@@ -343,7 +464,8 @@ def build_app(args: argparse.Namespace, console: Console) -> Any:
                 markup=False,
                 soft_wrap=True,
             )
-    console.print(f"listening on http://{args.host}:{args.port}/v1", markup=False)
+    workers = f" ({args.workers} worker processes)" if args.workers > 1 else ""
+    console.print(f"listening on http://{args.host}:{args.port}/v1{workers}", markup=False)
     return app
 
 
@@ -359,3 +481,22 @@ def local_upstream(args: argparse.Namespace) -> Backend | None:
     from governor.backends.local_worker import served_backend
 
     return served_backend(args.model_path)
+
+
+def _tagged(app: Any, index: int) -> Any:
+    """``app`` with the header ``X-Governor-Worker: index`` on every HTTP answer."""
+    header = (b"x-governor-worker", str(index).encode("ascii"))
+
+    async def tagged(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+
+        async def send_tagged(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", ()), header]}
+            await send(message)
+
+        await app(scope, receive, send_tagged)
+
+    return tagged

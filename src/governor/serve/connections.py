@@ -2,8 +2,8 @@
 
 uvicorn closes an idle kept-alive connection after ``timeout_keep_alive``, but a client that
 sends a request's head a byte at a time keeps its connection (and a slot of
-``limit_concurrency``) for as long as it likes. :func:`head_timeout_protocol` is uvicorn's h11
-protocol with one more timer: armed when a connection opens and whenever it waits for its next
+``limit_concurrency``) for as long as it likes. :func:`head_timeout_protocol` is uvicorn's
+httptools protocol (h11 where httptools is absent) with one more timer: armed when a connection opens and whenever it waits for its next
 request, cancelled when a request's head was read; when it fires first the connection is closed.
 :func:`uvicorn_options` gathers the connection settings of ``governor serve``. Imports uvicorn
 (the ``[serve]`` extra) when called.
@@ -23,7 +23,52 @@ MAX_CONNECTIONS = 1000
 
 
 def head_timeout_protocol(seconds: float) -> type[asyncio.Protocol]:
-    """uvicorn's h11 protocol, closing a connection whose request head takes over ``seconds``."""
+    """uvicorn's httptools protocol (its h11 one where httptools is not installed), closing a
+    connection whose request head takes over ``seconds``."""
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError:
+        return _h11_head_timeout_protocol(seconds)
+
+    class HttpToolsHeadTimeoutProtocol(HttpToolsProtocol):
+        _head_timer: asyncio.TimerHandle | None = None
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._head_timer = self.loop.call_later(seconds, self._head_too_slow)
+
+        def _disarm(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _head_too_slow(self) -> None:
+            self._head_timer = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def on_headers_complete(self) -> None:
+            self._disarm()  # a request's head was read
+            super().on_headers_complete()
+
+        def on_response_complete(self) -> None:
+            pipelined = bool(self.pipeline)  # the next request's head is read already
+            super().on_response_complete()
+            if not pipelined and not self.transport.is_closing():
+                self._arm()  # waiting for the next request's head
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+    return HttpToolsHeadTimeoutProtocol
+
+
+def _h11_head_timeout_protocol(seconds: float) -> type[asyncio.Protocol]:
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class HeadTimeoutProtocol(H11Protocol):

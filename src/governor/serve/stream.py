@@ -39,8 +39,9 @@ async def _nothing() -> None:
     return None
 
 
-_UNDELIVERED: set[asyncio.Task[None]] = set()
-"""The not-delivered notes still being written (a task keeps no reference to itself)."""
+_NOTES: set[asyncio.Task[None]] = set()
+"""The delivered and not-delivered notes still being written (a task keeps no reference to
+itself)."""
 
 
 async def sse_events(
@@ -55,22 +56,23 @@ async def sse_events(
     ``data: [DONE]``; ``ended`` is told the end. A failure of the session's step after the first
     event ends the stream without ``[DONE]`` (logged): nothing unchecked was sent. Once the
     server asks for ``[DONE]`` it has sent every chunk before it (it awaits each send before it
-    asks for the next), so the reply was wholly sent: ``delivered`` is awaited when the stream
-    ends (the session commits the reply), even if the client hangs up as soon as it has read
-    the last chunk; a stream that ends before that (the client went away: the server stops
-    reading it) calls ``undelivered``."""
+    asks for the next), so the reply was wholly sent: ``delivered`` runs when the stream ends
+    (the session commits the reply), shielded, so that a client that hangs up as soon as it has
+    read the last chunk does not cancel it; a stream that ends before that (the client went
+    away: the server stops reading it) calls ``undelivered``."""
     sent = False
     try:
         async for text in _events(first, rest, model, ended):
             sent = sent or text == DONE
             yield text
     finally:
-        if sent:
-            await delivered()
-        else:  # closed or cancelled: no await may run here, so the note is a task of its own
-            task = asyncio.get_running_loop().create_task(undelivered())
-            _UNDELIVERED.add(task)
-            task.add_done_callback(_UNDELIVERED.discard)
+        # a task of its own either way: a client that hangs up as soon as it read [DONE] cancels
+        # this generator, and neither the commit nor the note may be cancelled with it
+        task = asyncio.get_running_loop().create_task(delivered() if sent else undelivered())
+        _NOTES.add(task)
+        task.add_done_callback(_NOTES.discard)
+        if sent:  # the stream's end waits for the commit, unless it is cancelled itself
+            await asyncio.shield(task)
 
 
 async def _events(

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import multiprocessing
 import statistics
+import time
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar
@@ -105,21 +106,44 @@ def cell(
     concurrency: int,
     requests: int,
     tag: str,
+    *,
+    cpu: Callable[[], float | None] = time.process_time,
+    system: str = "governor",
+    workers: int | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One row: direct and governed latencies at ``concurrency``, paired by percentile."""
+    """One row: direct and governed latencies at ``concurrency``, paired by percentile, and the
+    service's CPU per governed request (``cpu()``: its CPU seconds so far, read before and after
+    the timed requests; the warm-up ones are not counted). ``system``: ``governor`` (its answers'
+    ``governor`` fields are read) or another guard service (``nemo``), whose requests carry
+    ``extra`` in their bodies."""
     warmup = min(concurrency, requests)
-    body = request_body(checks)
+    body = {**request_body(checks), **(extra or {})}
     direct = driver.drive(
-        f"{stub.url}/chat/completions", [body] * (warmup + requests), concurrency, warmup=warmup
-    )
+        f"{stub.url}/chat/completions", [request_body(checks)] * (warmup + requests), concurrency,
+        warmup=warmup,
+    )  # fmt: skip
     sessions = [
-        {**body, "metadata": {"governor_session": f"bench-{tag}-{checks}-{concurrency}-{i}"}}
+        {
+            **body,
+            "metadata": {
+                "governor_session": f"bench-{tag}-{system}-{workers}-{checks}-{concurrency}-{i}"
+            },
+        }
         for i in range(warmup + requests)
     ]
     calls_before = stub.calls
-    governed = driver.drive(f"{base}/v1/chat/completions", sessions, concurrency, warmup=warmup)
+    ours = system == "governor"
+    governed = driver.drive(
+        f"{base}/v1/chat/completions", sessions[:warmup], concurrency, warmup=warmup
+    )
+    cpu_before = cpu()
+    governed = driver.drive(
+        f"{base}/v1/chat/completions", sessions[warmup:], concurrency, warmup=0, read_answers=ours
+    )
+    cpu_after = cpu()
     turns = warmup + requests
-    answers = governed["answers"]
+    answers = governed["answers"] if ours else []
     accepted = [
         a
         for a in answers
@@ -128,7 +152,10 @@ def cell(
     guard_ms = [a["latency_ms"]["total"] - a["latency_ms"].get("propose", 0.0) for a in answers]
     calls = stub.calls - calls_before
     d, g = direct["latencies"], governed["latencies"]
+    spent = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
     return {
+        "system": system,
+        "workers": workers,
         "checks": checks,
         "concurrency": concurrency,
         "requests": len(g),
@@ -138,14 +165,15 @@ def cell(
         "governor_ms_p99": percentile(g, 0.99),
         "added_ms_p50": percentile(g, 0.5) - percentile(d, 0.5),
         "added_ms_p99": percentile(g, 0.99) - percentile(d, 0.99),
-        "guard_ms_p50": percentile(guard_ms, 0.5),
+        "guard_ms_p50": percentile(guard_ms, 0.5) if guard_ms else None,
+        "cpu_ms_per_request": None if spent is None else 1000.0 * spent / len(g),
         "throughput_rps": len(g) / governed["seconds"],
         "direct_throughput_rps": len(d) / direct["seconds"],
         "upstream_calls_per_turn": calls / turns,
         "upstream_calls_per_accepted_turn": (
             statistics.fmean(a["llm"]["calls"] for a in accepted) if accepted else None
         ),
-        "accepted": len(accepted) / len(answers) if answers else 0.0,
+        "accepted": len(accepted) / len(answers) if answers else None,
     }
 
 

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import gc
+import os
 import tempfile
 import time
 from collections.abc import Iterator
@@ -39,7 +41,7 @@ from rich.console import Console
 from governor.bench.service.driver import Driver, cell, checks_per_second, commits_per_second
 from governor.bench.service.streaming import STREAM_SETS, plot_stream, stream_lines, stream_rows
 from governor.bench.service.stub import Stub
-from governor.bench.service.workload import CHECK_SETS, bench_policy
+from governor.bench.service.workload import CHECK_SETS, bench_policy, policy_data, request_body
 from governor.config import check_range, option
 from governor.errors import ConfigError, expected
 from governor.files import write_json
@@ -62,6 +64,16 @@ class ServeBenchConfig:
     stream_requests: int = option(50, "timed streamed requests per streaming cell")
     stream_concurrency: str = option("1,8", "comma-separated numbers of streams in flight")
     chunk_tokens: int = option(0, "the streaming policies' chunk_tokens (0: the policy default)")
+    checks: str = option(",".join(CHECK_SETS), "comma-separated check sets to measure")
+    workers: str = option(
+        "",
+        "comma-separated worker counts, each served by `governor serve --workers N` in processes"
+        " of its own with a SQLite store (empty: the app in a thread of this process)",
+    )
+    compare: str = option("", "nemo: NeMo Guardrails' server on the same stub, side by side")
+    nemo_python: str = option(
+        "", "the interpreter with nemoguardrails[server] (default: .venv-nemo/bin/python)"
+    )
 
     def __post_init__(self) -> None:
         if self.store not in STORES:
@@ -73,6 +85,34 @@ class ServeBenchConfig:
         check_range("chunk_tokens", self.chunk_tokens, 0, 4096)
         concurrencies(self.concurrency)
         concurrencies(self.stream_concurrency)
+        self.worker_counts()
+        if not self.check_sets() or not set(self.check_sets()) <= set(CHECK_SETS):
+            raise ConfigError(f"checks: {expected(' or '.join(CHECK_SETS), self.checks)}")
+        if self.compare not in ("", "nemo"):
+            raise ConfigError(f"compare: {expected('nemo or nothing', self.compare)}")
+        if (self.compare or self.workers) and self.store != "sqlite":
+            what = "--workers" if self.workers else "--compare"
+            raise ConfigError(
+                f"{what}: {expected('the sqlite store (processes share it)', self.store)}"
+            )
+
+    def check_sets(self) -> list[str]:
+        """The ``--checks`` sets, in the order given."""
+        return [c for c in self.checks.split(",") if c]
+
+    def worker_counts(self) -> list[int]:
+        """The ``--workers`` counts (none: the app in this process)."""
+        if not self.workers:
+            return []
+        try:
+            out = [int(x) for x in self.workers.split(",")]
+        except ValueError:
+            out = []
+        if not out or not all(1 <= n <= 64 for n in out):
+            raise ConfigError(
+                f"workers: {expected('comma-separated integers in 1..64', self.workers)}"
+            )
+        return out
 
     def levels(self) -> list[int]:
         levels = concurrencies(self.concurrency)
@@ -96,7 +136,10 @@ def _store(kind: str, folder: str, checks: str) -> SessionStore:
 
 def run(cfg: ServeBenchConfig) -> dict[str, Any]:
     """``{"config", "rows": [...], "checks_per_s", "commits_per_s", "stream": {"rows": [...]}}``
-    (see the module doc)."""
+    (see the module doc); with ``workers`` or ``compare``, only the rows
+    (:func:`run_processes`)."""
+    if cfg.worker_counts() or cfg.compare:
+        return run_processes(cfg)
     from governor.serve import create_app  # the [serve] extra: only when the bench runs
     from governor.serve.local import serving
 
@@ -108,17 +151,21 @@ def run(cfg: ServeBenchConfig) -> dict[str, Any]:
         Stub(cfg.latency_ms / 1000.0, cfg.token_ms / 1000.0) as stub,
         Driver() as driver,
     ):
-        for checks in CHECK_SETS:
+        for checks in cfg.check_sets():
             store = _store(cfg.store, folder, checks)
             guard = Guard.from_policy(bench_policy(checks, stub.url), store=store)
             try:
-                with serving(create_app(guard)) as base:
+                app = create_app(guard)
+                gc.collect()
+                gc.freeze()  # as governor serve does with what it loaded at start
+                with serving(app) as base:
                     for c in cfg.levels():
                         rows.append(cell(driver, stub, base, checks, c, cfg.requests, tag))
                     if checks == "both":
                         checks_rate = checks_per_second(driver, base, cfg.requests)
                         commits_rate = commits_per_second(driver, base, cfg.requests, tag)
             finally:
+                gc.unfreeze()
                 _close(guard)
         levels = concurrencies(cfg.stream_concurrency)
         streamed = []
@@ -136,6 +183,75 @@ def run(cfg: ServeBenchConfig) -> dict[str, Any]:
     }
 
 
+def run_processes(cfg: ServeBenchConfig) -> dict[str, Any]:
+    """The latency rows of services in processes of their own: ``governor serve --workers N``
+    for each count (1 when none is given), sessions in SQLite, each check set; then, with
+    ``compare`` = nemo, NeMo Guardrails' server (:mod:`.served`), on the same stub, in the same
+    run. Each row's ``cpu_ms_per_request`` is the CPU time of the service's processes (all its
+    workers) per timed request."""
+    from governor.bench.service.served import (
+        NEMO_CONFIG_ID,
+        governor_served,
+        nemo_python,
+        nemo_served,
+    )
+
+    python = nemo_python(cfg.nemo_python) if cfg.compare == "nemo" else ""
+    rows: list[dict[str, Any]] = []
+    tag = f"{time.time_ns():x}"
+    with (
+        tempfile.TemporaryDirectory(prefix="governor-bench-serve-") as name,
+        Stub(cfg.latency_ms / 1000.0, cfg.token_ms / 1000.0) as stub,
+        Driver() as driver,
+    ):
+        folder = Path(name)
+        for workers in cfg.worker_counts() or [1]:
+            for checks in cfg.check_sets():
+                policy = policy_data(checks, stub.url)
+                with governor_served(policy, folder, f"{checks}-{workers}", workers) as service:
+                    _warm(driver, service.base, checks, workers, tag)
+                    for c in cfg.levels():
+                        got = cell(driver, stub, service.base, checks, c, cfg.requests, tag,
+                                   cpu=service.cpu_s, workers=workers)  # fmt: skip
+                        rows.append(got)
+        if python:
+            with nemo_served(python, folder, stub.url) as service:
+                extra = {"guardrails": {"config_id": NEMO_CONFIG_ID}}
+                _warm(driver, service.base, "rules", 1, tag, extra)
+                for c in cfg.levels():
+                    got = cell(driver, stub, service.base, "rules", c, cfg.requests, tag,
+                               cpu=service.cpu_s, system="nemo", extra=extra)  # fmt: skip
+                    rows.append(got)
+    return {"config": dataclasses.asdict(cfg), "rows": rows, "uptime": _load_average()}
+
+
+def _warm(
+    driver: Driver,
+    base: str,
+    checks: str,
+    workers: int,
+    tag: str,
+    extra: dict[str, Any] | None = None,
+) -> None:
+    """Untimed requests on 8 connections per worker, so that every worker has loaded what it
+    loads on first use before a cell is timed."""
+    body = {**request_body(checks), **(extra or {})}
+    n = 8 * workers
+    bodies = [
+        {**body, "metadata": {"governor_session": f"warm-{tag}-{workers}-{checks}-{i}"}}
+        for i in range(2 * n)
+    ]
+    driver.drive(f"{base}/v1/chat/completions", bodies, n, warmup=len(bodies), read_answers=False)
+
+
+def _load_average() -> list[float] | None:
+    """The machine's load averages (1, 5, 15 minutes) at the end of the run, where known."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
 def _close(guard: Guard) -> None:
     guard.close()
     close = getattr(guard.backend, "close", None)
@@ -145,29 +261,38 @@ def _close(guard: Guard) -> None:
 
 def table_lines(result: dict[str, Any]) -> Iterator[list[str]]:
     """Header and one row per check set and concurrency."""
+    processes = any(r.get("workers") or r.get("system") != "governor" for r in result["rows"])
     yield [
+        *(["system", "workers"] if processes else []),
         "checks",
         "in flight",
         "+ms p50",
         "+ms p99",
         "direct ms",
         "guard ms",
+        "CPU ms/req",
         "req/s",
         "direct req/s",
         "calls/turn",
     ]
     for r in result["rows"]:
         yield [
+            *([r["system"], str(r["workers"] or "-")] if processes else []),
             r["checks"],
             str(r["concurrency"]),
             f"{r['added_ms_p50']:.1f}",
             f"{r['added_ms_p99']:.1f}",
             f"{r['direct_ms_p50']:.1f}",
-            f"{r['guard_ms_p50']:.2f}",
+            _figure(r["guard_ms_p50"], 2),
+            _figure(r["cpu_ms_per_request"], 2),
             f"{r['throughput_rps']:.1f}",
             f"{r['direct_throughput_rps']:.1f}",
             f"{r['upstream_calls_per_turn']:.2f}",
         ]
+
+
+def _figure(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
 
 
 def plot(result: dict[str, Any], path: Path) -> None:
@@ -233,16 +358,19 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
         f" {cfg['store']} store",
         list(table_lines(result)),
     )
-    console.print(
-        f"/v1/checks (no upstream): {result['checks_per_s']:.0f} decisions per second check-only,"
-        f" {result['commits_per_s']:.0f} with commit (each stored)"
-    )
-    print_table(
-        console,
-        f"streaming: time to first token, a word every {cfg['token_ms']:g} ms,"
-        f" {cfg['stream_requests']} streams/cell",
-        list(stream_lines(result)),
-    )
+    if "checks_per_s" in result:
+        console.print(
+            f"/v1/checks (no upstream): {result['checks_per_s']:.0f} decisions per second"
+            f" check-only, {result['commits_per_s']:.0f} with commit (each stored)"
+        )
+        print_table(
+            console,
+            f"streaming: time to first token, a word every {cfg['token_ms']:g} ms,"
+            f" {cfg['stream_requests']} streams/cell",
+            list(stream_lines(result)),
+        )
+    else:
+        console.print(f"load average at the end (1, 5, 15 min): {result['uptime']}")
     if args.json is not None:
         write_json(args.json, result)
     if args.plot is not None:

@@ -53,6 +53,11 @@ CELL_SECONDS = 120.0
 
 def bench_policy(checks: str, upstream_url: str) -> GuardPolicy:
     """The policy of a check set, in front of the stub (no retries, no API key)."""
+    return policy_from_mapping(policy_data(checks, upstream_url), source=f"<bench serve: {checks}>")
+
+
+def policy_data(checks: str, upstream_url: str) -> dict[str, Any]:
+    """:func:`bench_policy` as the mapping a policy file holds."""
     from governor.serve.served_policy import SMALLTALK
 
     overlays = checks in ("overlays", "both")
@@ -77,7 +82,7 @@ def bench_policy(checks: str, upstream_url: str) -> GuardPolicy:
     if ltl:
         data["propositions"] = PROPOSITIONS
         data["ltl"] = [{"name": n, "formula": f, "verified": True} for n, f in RULES]
-    return policy_from_mapping(data, source=f"<bench serve: {checks}>")
+    return data
 
 
 def request_body(checks: str) -> dict[str, Any]:

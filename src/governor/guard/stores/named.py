@@ -14,12 +14,19 @@ from governor.guard.stores.memory import MemoryStore
 from governor.guard.stores.sqlite_store import SqliteStore
 
 
-def store_from(spec: str, **postgres: Any) -> SessionStore:
-    """The store a ``--store`` value names (``postgres`` options go to a PostgreSQL store)."""
+def store_from(spec: str, *, processes: int = 1, **postgres: Any) -> SessionStore:
+    """The store a ``--store`` value names (``postgres`` options go to a PostgreSQL store);
+    ``processes`` > 1: one that many processes share (a SQLite file in shared mode; memory is
+    refused, as each process would keep sessions of its own)."""
     if spec == "memory":
+        if processes > 1:
+            raise ConfigError(
+                f"--workers {processes}: expected a store the processes share (sqlite:PATH or"
+                " postgres:DSN), found memory (each process would keep its own sessions)"
+            )
         return MemoryStore()
     if spec.startswith("sqlite:") and spec[len("sqlite:") :]:
-        return SqliteStore(spec[len("sqlite:") :])
+        return SqliteStore(spec[len("sqlite:") :], shared=processes > 1)
     if spec.startswith("postgres:") and spec[len("postgres:") :]:
         from governor.guard.stores.postgres import PostgresStore
 

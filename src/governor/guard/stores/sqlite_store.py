@@ -1,18 +1,24 @@
 """Sessions in one SQLite file: :class:`SqliteStore`, kept across restarts.
 
-WAL; one row per session holding its state as JSON, one row per message of a session (a save
-appends the new ones: ``appends_messages``), one row per decision record; a save is one
-transaction; a connection per thread, kept open, so threads never share one. Imports the
-stores' base and the SQLite helpers.
+WAL with ``synchronous=NORMAL``; one row per session holding its state as JSON, one row per
+message of a session (a save appends the new ones: ``appends_messages``), one row per decision
+record; a save is one ``BEGIN IMMEDIATE`` transaction; a connection per thread, kept open, so
+threads never share one. With ``shared=True`` several processes on one machine serve the same
+file (``governor serve --workers N``): the store is then a :class:`~.base.SharedStore` whose lock
+on a session is a lock of a byte of the lock file ``PATH.locks`` (POSIX ``fcntl``), taken by one
+thread of a process at a time. Imports the stores' base and the SQLite helpers.
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sqlite3
 import threading
 import time
 import weakref
+import zlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -44,6 +50,11 @@ SCHEMA = (
 )
 
 
+LOCK_SLOTS = 1 << 16
+"""The bytes of the lock file a shared store locks (a session's is its id's CRC-32 modulo this;
+two sessions on one byte share a lock, which only serialises them)."""
+
+
 class SqliteStore:
     """Sessions in the SQLite file ``path`` (created with its tables when missing).
 
@@ -51,13 +62,27 @@ class SqliteStore:
     the call, and closing the last one checkpoints the WAL); a connection that failed is closed
     and the thread's next call opens a new one. :meth:`close` closes them all (also done when
     the store is garbage-collected).
+
+    Durability: WAL with ``synchronous=NORMAL``. A committed save survives the process being
+    killed at any point; after a power loss or an operating-system crash the last saves before
+    it may be rolled back (the file stays consistent). ``shared=True``: several processes of
+    one machine share the file (:meth:`locked`); every call then re-reads its session's state.
     """
 
     appends_messages = True
 
-    def __init__(self, path: str | Path, *, timeout_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        timeout_s: float = 30.0,
+        shared: bool = False,
+        lock_timeout_s: float = 120.0,
+    ) -> None:
         self.path = Path(path)
         self.timeout_s = timeout_s
+        self.shared = shared
+        self.lock_timeout_s = lock_timeout_s
         self._local = threading.local()
         self._open: list[sqlite3.Connection] = []
         self._open_lock = threading.Lock()
@@ -70,6 +95,21 @@ class SqliteStore:
                         db.execute(statement)
         except sqlite3.Error as exc:
             raise StoreError(f"session store {self.path}: cannot create tables: {exc}") from exc
+        self._locks: _FileLocks | None = None
+        if shared:
+            self._locks = _FileLocks(Path(f"{self.path}.locks"), lock_timeout_s)
+            weakref.finalize(self, self._locks.close)
+
+    @contextmanager
+    def locked(self, session_id: str) -> Iterator[None]:
+        """Hold ``session_id``'s lock across the processes sharing the file (and this process's
+        threads) until the block ends; a StoreError after ``lock_timeout_s`` of waiting. A store
+        not ``shared``: nothing to hold."""
+        if self._locks is None:
+            yield
+            return
+        with self._locks.held(zlib.crc32(session_id.encode("utf-8")) % LOCK_SLOTS, session_id):
+            yield
 
     @contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
@@ -78,6 +118,7 @@ class SqliteStore:
         if db is None:
             try:
                 db = sqlite3.connect(self.path, timeout=self.timeout_s, check_same_thread=False)
+                db.execute("PRAGMA synchronous=NORMAL")  # in WAL: durable across process kills
             except sqlite3.Error as exc:
                 raise StoreError(f"session store {self.path}: cannot open: {exc}") from exc
             self._local.db = db
@@ -134,7 +175,7 @@ class SqliteStore:
         start, texts = encoded_messages(session_id, messages)
         now = time.time()
         try:
-            with self._db() as db, db:  # one transaction: the state and its decision, or neither
+            with self._db() as db, _immediate(db):  # the state and its decision, or neither
                 if messages is not None:
                     db.execute(
                         "DELETE FROM messages WHERE session = ? AND i >= ?", (session_id, start)
@@ -195,3 +236,89 @@ class SqliteStore:
         except sqlite3.Error as exc:
             raise StoreError(f"session store {self.path}: cannot list the sessions: {exc}") from exc
         return [str(r[0]) for r in rows]
+
+
+@contextmanager
+def _immediate(db: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction taken at its start (``BEGIN IMMEDIATE``: the write lock waits in the
+    busy handler, never fails half-way as a read turned write can), committed at the end or
+    rolled back on any error."""
+    if db.in_transaction:
+        db.rollback()
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.rollback()
+        raise
+    db.commit()
+
+
+class _FileLocks:
+    """Exclusive locks on single bytes of ``path``, across processes (POSIX record locks) and
+    across this process's threads (a thread lock per byte: a record lock belongs to the whole
+    process, so two threads must not hold the same byte at once)."""
+
+    def __init__(self, path: Path, timeout_s: float) -> None:
+        try:
+            import fcntl
+        except ImportError:
+            raise StoreError(
+                "session store: a SQLite store shared by processes needs POSIX file locks"
+                " (fcntl), found none on this platform"
+            ) from None
+        self._fcntl = fcntl
+        self.path = path
+        self.timeout_s = timeout_s
+        try:
+            self._fd: int | None = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise StoreError(f"session store: cannot open the lock file {path}: {exc}") from exc
+        self._slots: dict[int, threading.Lock] = {}
+        self._slots_lock = threading.Lock()
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+    @contextmanager
+    def held(self, slot: int, what: str) -> Iterator[None]:
+        with self._slots_lock:
+            local = self._slots.setdefault(slot, threading.Lock())
+        deadline = time.monotonic() + self.timeout_s
+        if not local.acquire(timeout=self.timeout_s):
+            raise StoreError(f"session store: {what}: {self._late()}")
+        try:
+            self._lock(slot, what, deadline)
+            try:
+                yield
+            finally:
+                if self._fd is not None:
+                    self._fcntl.lockf(self._fd, self._fcntl.LOCK_UN, 1, slot)
+        finally:
+            local.release()
+
+    def _lock(self, slot: int, what: str, deadline: float) -> None:
+        """Take byte ``slot`` of the file: at once when free, else polled (0.5 ms doubling up to
+        20 ms) until ``deadline``."""
+        fcntl, pause = self._fcntl, 0.0005
+        while True:
+            if self._fd is None:
+                raise StoreError(f"session store: {what}: the store is closed")
+            try:
+                fcntl.lockf(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, slot)
+                return
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):  # another process holds it
+                    raise StoreError(f"session store: {what}: cannot lock: {exc}") from exc
+            if time.monotonic() + pause > deadline:
+                raise StoreError(f"session store: {what}: {self._late()}")
+            time.sleep(pause)
+            pause = min(pause * 2, 0.02)
+
+    def _late(self) -> str:
+        return (
+            f"expected its lock within {self.timeout_s:g} s, found it held by another call"
+            " on the session (or one sharing its lock) all that time"
+        )
