@@ -4,6 +4,7 @@ through a session, the index kept incrementally and round-tripped through a SQLi
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -147,7 +148,7 @@ def test_the_index_reads_only_what_is_new() -> None:
 def test_seen_untrusted_and_labels_are_a_what_if() -> None:
     v = policy_from_mapping(
         {
-            "trusted_tools": ["safe"],
+            "tools": {"trusted": ["safe"]},
             "propositions": {"tainted": {"seen": "untrusted"}, "x": {"tool": "*"}},
         }
     ).vocabulary
@@ -177,7 +178,47 @@ def test_seen_untrusted_and_labels_are_a_what_if() -> None:
 )
 def test_bad_provenance_declarations_name_the_place(props: dict[str, Any], found: str) -> None:
     with pytest.raises(ConfigError, match=found.replace("[", r"\[").replace("]", r"\]")):
-        policy_from_mapping({"tool_groups": {"pays": ["refund"]}, "propositions": props})
+        policy_from_mapping({"tools": {"groups": {"pays": ["refund"]}}, "propositions": props})
+
+
+@pytest.mark.parametrize(
+    ("policy", "found"),
+    [
+        (
+            {"tool_groups": {"pays": ["refund"]}},
+            "tool_groups: expected it in the tools section as tools.groups",
+        ),
+        (
+            {"trusted_tools": ["safe"]},
+            "trusted_tools: expected it in the tools section as tools.trusted",
+        ),
+        (
+            {"tools": {"trusted": ["group:nope"]}},
+            "tools.trusted[0]: expected group:NAME of a declared group (none)",
+        ),
+        (
+            {"tools": {"trusted": ["*"]}},
+            "tools.trusted[0]: expected a tool name or group:NAME (not *",
+        ),
+        ({"tools": {"groups": {"pays": []}}}, "tools.groups.pays: expected a non-empty list"),
+        ({"tools": {"groups": {"9x": ["a"]}}}, "tools.groups.9x: expected a group name"),
+    ],
+)
+def test_groups_and_trusted_live_in_the_tools_section(policy: dict[str, Any], found: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(found)):
+        policy_from_mapping(policy)
+
+
+def test_tools_groups_and_trusted_reach_the_rules() -> None:
+    policy = policy_from_mapping(
+        {"tools": {"groups": {"reads": ["web", "mail"]}, "trusted": ["group:reads", "directory"]},
+         "propositions": {"read": {"tool": "group:reads"}}}
+    )  # fmt: skip
+    assert policy.tools.groups == {"reads": frozenset({"web", "mail"})}
+    assert (
+        policy.vocabulary.trusted == frozenset({"web", "mail", "directory"}) == policy.tools.trusted
+    )
+    assert policy.tools.allows("anything")  # groups and trusted restrict no call
 
 
 def test_a_field_source_reads_that_field_only() -> None:
