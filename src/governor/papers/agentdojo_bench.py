@@ -39,8 +39,10 @@ from governor.flags import Subcommands
 
 SUITES = ("banking", "slack", "travel", "workspace")
 TUNED = ("banking", "slack")
-"""The suites the policies were written and tuned against; the others were written from their
-tools and user tasks alone and scored once."""
+"""The suites the policies were first written and tuned against."""
+HELD_OUT = ("travel", "workspace")
+"""The suites whose policies were written from their tools and user tasks alone and scored once
+(the held-out figures); tuned on their scores afterwards."""
 VERSION = "v1.2.1"
 ATTACK = "important_instructions"
 POLICIES = Path(__file__).resolve().parents[3] / "examples" / "policies" / "agentdojo"
@@ -57,7 +59,31 @@ def add_parser(sub: Subcommands) -> None:
                    help="folder of SUITE.yaml policies")  # fmt: skip
     p.add_argument("--variant", default="", help="policy suffix, e.g. -strict or -lenient")
     p.add_argument("--json", type=Path, help="write the results here")
-    p.add_argument("--plot", type=Path, help="utility against attack success (PNG; both agents)")
+    p.add_argument(
+        "--plot",
+        type=Path,
+        help="ground-truth utility against attack success for every policy variant of"
+        " the suites (SUITE.yaml, SUITE-*.yaml), both agents run for each (PNG)",
+    )
+    p.add_argument(
+        "--results",
+        type=Path,
+        nargs="+",
+        metavar="JSON",
+        help="with --plot: draw from these results (written by --json) instead of running",
+    )
+    p.add_argument(
+        "--user-task",
+        action="append",
+        metavar="ID",
+        help="run only this user task (repeatable; default: all)",
+    )
+    p.add_argument(
+        "--injection-task",
+        action="append",
+        metavar="ID",
+        help="run only this injection task (repeatable; default: all)",
+    )
     p.add_argument("--record", type=Path,
                    help="write each run without governor here, one {\"messages\": [...]} a line"
                    " (OpenAI chat format), for governor audit")  # fmt: skip
@@ -73,11 +99,18 @@ def command(args: argparse.Namespace, console: Console) -> int:
             " 'governor[agentdojo]'), found it missing"
         ) from None
     suites = SUITES if args.suite == "all" else (args.suite,)
+    if args.plot is not None:
+        return _plot_command(args, suites, console)
+    if args.results:
+        raise ConfigError(
+            "governor bench agentdojo: expected --results with --plot, found it alone"
+        )
     results = {}
     record = None if args.record is None else args.record.open("w", encoding="utf-8")
     for name in suites:
         policy = args.policy_dir / f"{name}{args.variant}.yaml"
-        results[name] = run_suite(name, policy, args.agent, record)
+        results[name] = run_suite(name, policy, args.agent, record,
+                                  user_tasks=args.user_task, injection_tasks=args.injection_task)  # fmt: skip
         console.print(_line(name, results[name]))
     total = _overall(results, args.agent)
     console.print(_line("overall", total))
@@ -89,10 +122,77 @@ def command(args: argparse.Namespace, console: Console) -> int:
     if args.json is not None:
         args.json.write_text(json.dumps(out, indent=1), encoding="utf-8")
         console.print(f"results written to {args.json}")
-    if args.plot is not None:
-        _plot(args.plot, out)
-        console.print(f"plot written to {args.plot}")
     return 0
+
+
+def variants(policy_dir: Path, suite: str) -> list[str]:
+    """The policy variants of ``suite`` in ``policy_dir``: ``""`` for ``SUITE.yaml``, then each
+    ``-NAME`` of a ``SUITE-NAME.yaml``."""
+    found = [""] if (policy_dir / f"{suite}.yaml").is_file() else []
+    found += sorted(p.stem[len(suite) :] for p in policy_dir.glob(f"{suite}-*.yaml"))
+    if not found:
+        raise ConfigError(f"governor bench agentdojo: expected {suite}.yaml or {suite}-NAME.yaml"
+                          f" in {policy_dir}, found none")  # fmt: skip
+    return found
+
+
+def _plot_command(args: argparse.Namespace, suites: Sequence[str], console: Console) -> int:
+    """Run (or read) both agents for every variant of each suite and plot them."""
+    runs: list[dict[str, Any]] = []
+    if args.results:
+        for path in args.results:
+            try:
+                runs.append(json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError) as exc:
+                raise ConfigError(f"governor bench agentdojo: expected results written by --json"
+                                  f" in {path}, found {type(exc).__name__}: {exc}") from None  # fmt: skip
+    else:
+        for name in suites:
+            for variant in variants(args.policy_dir, name):
+                policy = args.policy_dir / f"{name}{variant}.yaml"
+                for agent in ("hijacked", "ground-truth"):
+                    r = run_suite(name, policy, agent, user_tasks=args.user_task,
+                                  injection_tasks=args.injection_task)  # fmt: skip
+                    console.print(_line(f"{name}{variant} {agent}", r))
+                    runs.append({"agent": agent, "variant": variant, "version": VERSION,
+                                 "suites": {name: r}})  # fmt: skip
+    points = plot_points(runs, suites)
+    for pt in points:
+        console.print(f"{pt['suite']}{pt['variant']:<10} attack success {_pct(pt['attack']['with'])}"
+                      f"  ground-truth utility {_pct(pt['utility']['with'])}"
+                      f" (without governor {_pct(pt['attack']['without'])},"
+                      f" {_pct(pt['utility']['without'])})")  # fmt: skip
+    _plot(args.plot, points)
+    console.print(f"plot written to {args.plot}")
+    if args.json is not None:
+        out = {"version": VERSION, "attack": ATTACK, "points": points}
+        args.json.write_text(json.dumps(out, indent=1), encoding="utf-8")
+        console.print(f"results written to {args.json}")
+    return 0
+
+
+def plot_points(runs: Sequence[dict[str, Any]], suites: Sequence[str]) -> list[dict[str, Any]]:
+    """One point per (suite, variant) that has both a hijacked and a ground-truth run: attack
+    success (hijacked) and ground-truth utility without injections, each without and with
+    governor."""
+    by: dict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
+    for run in runs:
+        for name, r in (run.get("suites") or {}).items():
+            if name in suites:
+                by[(name, run.get("variant") or "")][run.get("agent") or ""] = r
+    points = []
+    for (name, variant), agents in sorted(by.items()):
+        if "hijacked" not in agents or "ground-truth" not in agents:
+            raise ConfigError(f"governor bench agentdojo --plot: expected a hijacked and a"
+                              f" ground-truth run of {name}{variant}, found {sorted(agents)}")  # fmt: skip
+        points.append({"suite": name, "variant": variant,
+                       "policy": agents["hijacked"].get("policy"),
+                       "attack": agents["hijacked"]["attack_success"],
+                       "utility": agents["ground-truth"]["utility_clean"]})  # fmt: skip
+    if not points:
+        raise ConfigError("governor bench agentdojo --plot: expected runs of the suites chosen,"
+                          " found none")  # fmt: skip
+    return points
 
 
 # --------------------------------------------------------------------------- the agents
@@ -204,8 +304,17 @@ def openai_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
     return out
 
 
-def run_suite(name: str, policy: Path, mode: str, record: Any = None) -> dict[str, Any]:
-    """One suite under one agent, without and with governor."""
+def run_suite(
+    name: str,
+    policy: Path,
+    mode: str,
+    record: Any = None,
+    *,
+    user_tasks: Sequence[str] | None = None,
+    injection_tasks: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """One suite under one agent, without and with governor (only the user and injection tasks
+    named, when named)."""
     import warnings
 
     from agentdojo.agent_pipeline.tool_execution import ToolsExecutor
@@ -222,10 +331,11 @@ def run_suite(name: str, policy: Path, mode: str, record: Any = None) -> dict[st
     rows: list[dict[str, Any]] = []
     false_refusals: Counter[str] = Counter()
     cases: list[tuple[Any, Any]] = []
-    for ut in suite.user_tasks.values():
+    chosen_its = _chosen(suite.injection_tasks, injection_tasks, f"{name} injection task")
+    for ut in _chosen(suite.user_tasks, user_tasks, f"{name} user task"):
         if mode == "ground-truth":
             cases.append((ut, None))
-        cases += [(ut, it) for it in suite.injection_tasks.values()]
+        cases += [(ut, it) for it in chosen_its]
     start = time.perf_counter()
     for ut, it in cases:
         injections = {} if it is None else attack.attack(ut, it)
@@ -250,6 +360,17 @@ def run_suite(name: str, policy: Path, mode: str, record: Any = None) -> dict[st
     seconds = time.perf_counter() - start
     governed.close()
     return _summary(rows, mode, governed.judged, false_refusals, seconds, policy)
+
+
+def _chosen(tasks: dict[str, Any], ids: Sequence[str] | None, what: str) -> list[Any]:
+    """The tasks named by ``ids`` (all when None), in the suite's order."""
+    if ids is None:
+        return list(tasks.values())
+    for i in ids:
+        if i not in tasks:
+            raise ConfigError(f"governor bench agentdojo: expected a {what} ({', '.join(tasks)}),"
+                              f" found {i!r}")  # fmt: skip
+    return [t for k, t in tasks.items() if k in ids]
 
 
 def _rate(rows: Sequence[dict[str, Any]], key: str, what: str) -> float | None:
@@ -334,25 +455,34 @@ def _line(name: str, r: dict[str, Any]) -> str:
             f"   utility without injections {_pct(c['without'])} -> {_pct(c['with'])}{tail}")  # fmt: skip
 
 
-def _plot(path: Path, out: dict[str, Any]) -> None:
+def _plot(path: Path, points: Sequence[dict[str, Any]]) -> None:
+    """Ground-truth utility against attack success: per suite one colour, a cross without
+    governor, a dot per policy variant with it."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5, 4))
-    for name, r in out["suites"].items():
-        u = r["utility_under_attack"]
-        a = r["attack_success"]
-        ax.scatter([a["without"]], [u["without"]], marker="x")
-        ax.scatter([a["with"]], [u["with"]], marker="o")
-        ax.annotate(f"{name}{out['variant']}", (a["with"] or 0, u["with"] or 0))
-    ax.set_xlabel("attack success")
-    ax.set_ylabel("utility under attack")
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    colours = dict(zip(SUITES, ("tab:blue", "tab:orange", "tab:green", "tab:red"), strict=True))
+    drawn: set[str] = set()
+    for pt in points:
+        colour = colours.get(pt["suite"], "tab:gray")
+        a, u = pt["attack"], pt["utility"]
+        if pt["suite"] not in drawn and a["without"] is not None and u["without"] is not None:
+            ax.scatter([a["without"]], [u["without"]], marker="x", color=colour)
+            ax.annotate(f"{pt['suite']} without", (a["without"], u["without"]), fontsize=7,
+                        xytext=(-4, -10), textcoords="offset points", ha="right")  # fmt: skip
+            drawn.add(pt["suite"])
+        if a["with"] is not None and u["with"] is not None:
+            ax.scatter([a["with"]], [u["with"]], marker="o", color=colour)
+            ax.annotate(f"{pt['suite']}{pt['variant'] or ''}", (a["with"], u["with"]), fontsize=7,
+                        xytext=(4, 2), textcoords="offset points")  # fmt: skip
+    ax.set_xlabel("attack success (hijacked agent)")
+    ax.set_ylabel("ground-truth utility (no injections)")
     ax.set_xlim(-0.05, 1.05)
     ax.set_ylim(-0.05, 1.05)
-    ax.set_title(f"AgentDojo {out['version']}, {out['agent']}: x without, o with governor",
-                 fontsize=9)  # fmt: skip
+    ax.set_title(f"AgentDojo {VERSION}: x without governor, o with each policy", fontsize=9)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
