@@ -13,7 +13,14 @@ pytest.importorskip("agentdojo")
 pytest.importorskip("agentdojo.task_suite.load_suites")
 
 from governor.errors import ConfigError
-from governor.papers.agentdojo_bench import POLICIES, _plot, plot_points, run_suite, variants
+from governor.papers.agentdojo_bench import (
+    POLICIES,
+    _plot,
+    parse_local_reply,
+    plot_points,
+    run_suite,
+    variants,
+)
 
 BANKING = POLICIES / "banking.yaml"
 
@@ -74,3 +81,15 @@ def test_the_plot_pairs_both_agents_per_variant(
 def test_an_unknown_task_is_named() -> None:
     with pytest.raises(ConfigError, match=r"expected a banking user task .* found 'user_task_999'"):
         run_suite("banking", BANKING, "hijacked", user_tasks=["user_task_999"])
+
+
+def test_the_local_agent_reads_one_call_line() -> None:
+    tools = {"send_money": object(), "get_balance": object()}
+    assert parse_local_reply('CALL send_money {"recipient": "X", "amount": 5}', tools) == (
+        "send_money",
+        {"recipient": "X", "amount": 5},
+    )
+    assert parse_local_reply("Sure. CALL get_balance", tools) == ("get_balance", {})
+    for reply in ('CALL delete_everything {"a": 1}', 'CALL send_money {"amount": ', "CALL send_money [1]",
+                  "ANSWER 42", ""):  # fmt: skip
+        assert parse_local_reply(reply, tools) is None, reply
