@@ -555,10 +555,14 @@ def _line(name: str, r: dict[str, Any]) -> str:
     a, u, c = r["attack_success"], r["utility_under_attack"], r["utility_clean"]
     tail = ""
     if "judge_ms" in r:
-        tail = (f"  judge {r['judge_ms']['median']} ms median, {r['judge_ms']['p99']} ms p99,"
-                f" {r['model_calls']} model calls")  # fmt: skip
+        if r["judged_replies"]:
+            tail = (f"  judge {r['judge_ms']['median']} ms median, {r['judge_ms']['p99']} ms p99"
+                    f" over {r['judged_replies']} replies,")  # fmt: skip
+        else:
+            tail = "  no reply with a tool call to judge,"
+        tail += f" governor's model calls {r['model_calls']}"
         if r.get("agent_model_calls"):
-            tail += f" (the agent's: {r['agent_model_calls']})"
+            tail += f", the agent's {r['agent_model_calls']}"
         if r.get("false_refusals"):
             tail += f"; false refusals: {', '.join(r['false_refusals'])}"
     return (f"{name:<10} attack success {_pct(a['without'])} -> {_pct(a['with'])}"
