@@ -278,15 +278,16 @@ CALL_LINE = re.compile(r"CALL\s+([A-Za-z_]\w{0,63})\b[ \t]*(.*)")
 ANSWER_LINE = re.compile(r"ANSWER\s*:?\s*(.*)")
 
 
-def local_agent(model_path: str) -> Any:
-    """The local model as an AgentDojo pipeline element (see the module doc)."""
+def local_agent(model: Any) -> Any:
+    """The local model (a ``--model-path`` value, or a loaded backend) as an AgentDojo pipeline
+    element (see the module doc)."""
     from agentdojo.agent_pipeline.base_pipeline_element import BasePipelineElement
     from agentdojo.functions_runtime import EmptyEnv, FunctionCall
     from agentdojo.types import ChatAssistantMessage, text_content_block_from_string
 
     from governor.backends.local_model import local_backend
 
-    backend = local_backend(model_path)
+    backend = local_backend(model) if isinstance(model, (str, Path)) else model
     empty = EmptyEnv()
 
     class LocalAgent(BasePipelineElement):
@@ -418,7 +419,7 @@ def run_suite(
     *,
     user_tasks: Sequence[str] | None = None,
     injection_tasks: Sequence[str] | None = None,
-    model_path: str = "gemma3-270m",
+    model_path: Any = "gemma3-270m",
 ) -> dict[str, Any]:
     """One suite under one agent, without and with governor (only the user and injection tasks
     named, when named)."""
