@@ -172,7 +172,7 @@ def _plot_command(args: argparse.Namespace, suites: Sequence[str], console: Cons
                                  "suites": {name: r}})  # fmt: skip
     points = plot_points(runs, suites)
     for pt in points:
-        console.print(f"{pt['suite']}{pt['variant']:<10} attack success {_pct(pt['attack']['with'])}"
+        console.print(f"{pt['suite'] + pt['variant']:<18} attack success {_pct(pt['attack']['with'])}"
                       f"  ground-truth utility {_pct(pt['utility']['with'])}"
                       f" (without governor {_pct(pt['attack']['without'])},"
                       f" {_pct(pt['utility']['without'])})")  # fmt: skip
@@ -573,32 +573,33 @@ def _line(name: str, r: dict[str, Any]) -> str:
 
 def _plot(path: Path, points: Sequence[dict[str, Any]]) -> None:
     """Ground-truth utility against attack success: per suite one colour, a cross without
-    governor, a dot per policy variant with it."""
+    governor, a dot for the recommended policy and a triangle for each variant; a legend names
+    every point."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 4.5))
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
     colours = dict(zip(SUITES, ("tab:blue", "tab:orange", "tab:green", "tab:red"), strict=True))
     drawn: set[str] = set()
     for pt in points:
         colour = colours.get(pt["suite"], "tab:gray")
         a, u = pt["attack"], pt["utility"]
         if pt["suite"] not in drawn and a["without"] is not None and u["without"] is not None:
-            ax.scatter([a["without"]], [u["without"]], marker="x", color=colour)
-            ax.annotate(f"{pt['suite']} without", (a["without"], u["without"]), fontsize=7,
-                        xytext=(-4, -10), textcoords="offset points", ha="right")  # fmt: skip
+            ax.scatter([a["without"]], [u["without"]], marker="x", color=colour,
+                       label=f"{pt['suite']} without governor")  # fmt: skip
             drawn.add(pt["suite"])
         if a["with"] is not None and u["with"] is not None:
-            ax.scatter([a["with"]], [u["with"]], marker="o", color=colour)
-            ax.annotate(f"{pt['suite']}{pt['variant'] or ''}", (a["with"], u["with"]), fontsize=7,
-                        xytext=(4, 2), textcoords="offset points")  # fmt: skip
+            ax.scatter([a["with"]], [u["with"]], marker="^" if pt["variant"] else "o",
+                       color=colour, label=f"{pt['suite']}{pt['variant']}.yaml")  # fmt: skip
     ax.set_xlabel("attack success (hijacked agent)")
     ax.set_ylabel("ground-truth utility (no injections)")
-    ax.set_xlim(-0.05, 1.05)
-    ax.set_ylim(-0.05, 1.05)
-    ax.set_title(f"AgentDojo {VERSION}: x without governor, o with each policy", fontsize=9)
+    ax.set_xlim(-0.03, 1.03)
+    ax.set_ylim(-0.03, 1.03)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    ax.set_title(f"AgentDojo {VERSION} ({ATTACK}): governor's policies", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path)
+    fig.savefig(path, dpi=120)
     plt.close(fig)
