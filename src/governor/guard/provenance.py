@@ -4,7 +4,8 @@ A tool call's argument is *from* a source when its normalised value appeared in 
 messages before the call. Sources are tags: ``user`` (the user's messages), ``system`` (the
 system prompt), ``tool`` (any tool's result), ``tool:NAME`` (the results of ``NAME``),
 ``tool:NAME.FIELD`` (the values of the field ``FIELD`` in the results of ``NAME``: the keys of
-their JSON objects, or their YAML-like ``FIELD: value`` lines), ``group:NAME`` (the results of a
+their JSON objects, else of their YAML mappings, each item of a list under the key included,
+else their ``FIELD: value`` lines), ``group:NAME`` (the results of a
 tool of a declared group), ``trusted`` (the user, the system
 prompt and the results of trusted tools) and ``untrusted`` (the results of every other tool; a
 result whose call cannot be named is untrusted).
@@ -37,6 +38,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
+
 from governor.errors import ConfigError, GovernorError, expected
 from governor.guard.exchange import Message
 
@@ -63,6 +66,9 @@ MATCHING = (
 _NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?")
 _FIELD_LINE = re.compile(r"^[ \t]*(?:-[ \t]+)?([A-Za-z_][\w-]*):[ \t]*(.*?)[ \t]*$", re.MULTILINE)
 _WORDS = re.compile(r"\S+")
+MAX_FIELD_VALUES = 20_000
+"""The most ``(field, value)`` pairs read from one tool result."""
+_YAML_LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -172,26 +178,45 @@ def _value_keys(value: str) -> set[str]:
 
 
 def fields_of(content: str) -> list[tuple[str, str]]:
-    """The ``(field, value)`` pairs of a tool result: the keys of its JSON objects, or else its
-    YAML-like ``key: value`` lines (a result in another form has none)."""
+    """The ``(field, value)`` pairs of a tool result: the keys of its JSON objects, else of its
+    YAML mappings (a list under a key gives each item to that key; text inside a quoted or block
+    value is never read as a field), else its ``key: value`` lines (a result in another form has
+    none). At most :data:`MAX_FIELD_VALUES` pairs; each container is read once (YAML aliases)."""
     content = content[:MAX_SOURCE_CHARS]
-    try:
-        data = json.loads(content)
-    except (ValueError, RecursionError):
-        data = None
-    if isinstance(data, (dict, list)):
-        out: list[tuple[str, str]] = []
-        stack: list[tuple[str, Any]] = [("", data)]
-        while stack:
-            key, v = stack.pop()
+    data = _structured(content)
+    if not isinstance(data, (dict, list)):
+        return [(m.group(1), m.group(2).strip("'\"")) for m in _FIELD_LINE.finditer(content)]
+    out: list[tuple[str, str]] = []
+    opened: set[int] = set()
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack and len(out) < MAX_FIELD_VALUES:
+        key, v = stack.pop()
+        if isinstance(v, (dict, list)):
+            if id(v) in opened:
+                continue
+            opened.add(id(v))
             if isinstance(v, dict):
                 stack.extend((str(k), x) for k, x in v.items())
-            elif isinstance(v, list):
+            else:
                 stack.extend((key, x) for x in v)
-            elif key and v is not None:
-                out.append((key, v if isinstance(v, str) else json.dumps(v)))
-        return out
-    return [(m.group(1), m.group(2).strip("'\"")) for m in _FIELD_LINE.finditer(content)]
+        elif key and v is not None:
+            out.append((key, v if isinstance(v, str) else json.dumps(v)))
+    return out
+
+
+def _structured(content: str) -> Any:
+    """The result as JSON, else as YAML (every scalar a text: no dates or numbers guessed), else
+    None."""
+    try:
+        return json.loads(content)
+    except (ValueError, RecursionError):
+        pass
+    if ":" not in content:
+        return None
+    try:  # the base loader builds only texts, lists and dicts
+        return yaml.load(content, Loader=_YAML_LOADER)
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return None
 
 
 def argument_keys(value: Any) -> list[tuple[str, ...]] | None:

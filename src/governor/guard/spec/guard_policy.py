@@ -7,7 +7,6 @@ A policy file (every section optional except ``fallbacks.default`` where fallbac
     observer:    {n_candidates, max_regenerations, time_budget_s, stop_on_repeat}
     overlays:    smalltalk | demand | none | path/relative/to/the/policy.yaml
     propositions: {name: {tool: ...} | {sum: ...} | {user: ...} | {result: ...} | {seen: ...}}
-    tool_groups: {group: [tool, ...]}    trusted_tools: [tool | group:NAME]   (see .propositions)
     ltl:         [{name, text, formula, verified}]
     fallbacks:   {default: text, tool_refused: "... {constraint} ... {reason}", check_failed: text}
     checks:      {user: [], assistant: [overlays, ltl], tool_calls: [ltl]}
@@ -15,7 +14,8 @@ A policy file (every section optional except ``fallbacks.default`` where fallbac
     safety_value: {checkpoint, tool, argument, actions, observation, margin, recovery, ...}
                  (a learned safety value over one tool's calls; see .value_section)
     stream:      {chunk_tokens}                                  (see .stream_section)
-    tools:       {offered, hide, not_in_parallel}   (the tools a reply may call; .tools_section)
+    tools:       {offered, hide, not_in_parallel, groups: {group: [tool, ...]},
+                  trusted: [tool | group:NAME]}   (the tools a reply may call; .tools_section)
 
 Errors name the file, the path inside it (``policy.yaml: ltl[2].formula``), what was expected and
 what was found; unknown keys are errors. A formula may use only declared propositions. With a
@@ -46,14 +46,9 @@ from governor.guard.spec.parts import (
     ltl_rules,
     overlay_set,
 )
-from governor.guard.spec.propositions import (
-    Vocabulary,
-    proposition_from,
-    tool_groups_from,
-    trusted_tools_from,
-)
+from governor.guard.spec.propositions import Vocabulary, proposition_from
 from governor.guard.spec.stream_section import StreamPolicy, stream_from
-from governor.guard.spec.tools_section import ToolsPolicy, tools_from
+from governor.guard.spec.tools_section import ToolsPolicy, moved_keys, tools_from
 from governor.guard.spec.value_section import SafetyValueSpec, safety_value_from
 from governor.ltl.syntax import KEYWORDS, NAME
 from governor.overlays.rules import Overlay
@@ -62,7 +57,7 @@ __all__ = ["DEFAULT_FALLBACKS", "Checks", "GuardPolicy", "LTLRule", "Upstream", 
            "policy_from_mapping"]  # fmt: skip
 
 SECTIONS = ("upstream", "observer", "overlays", "propositions", "ltl", "fallbacks", "checks",
-            "supervision", "stream", "safety_value", "tools", "tool_groups", "trusted_tools")  # fmt: skip
+            "supervision", "stream", "safety_value", "tools")  # fmt: skip
 OBSERVER_KEYS = ("n_candidates", "max_regenerations", "time_budget_s", "stop_on_repeat")
 CHECK_KEYS = ("user", "assistant", "tool_calls")
 CHECK_GROUPS = ("overlays", "ltl")
@@ -145,11 +140,14 @@ def policy_from_mapping(
 ) -> GuardPolicy:
     """The policy in ``data`` (a mapping as read from a file named ``source``)."""
     at = At(source)
+    if isinstance(data, Mapping):
+        moved_keys(data, at)
     top = mapping(data, at, SECTIONS)
     base = Path(base_dir)
-    groups = tool_groups_from(top.get("tool_groups"), at.key("tool_groups"))
-    trusted = trusted_tools_from(top.get("trusted_tools"), at.key("trusted_tools"), groups)
-    vocabulary = _vocabulary(top.get("propositions") or {}, at.key("propositions"), groups, trusted)
+    tools = tools_from(top.get("tools"), at.key("tools"))
+    vocabulary = _vocabulary(
+        top.get("propositions") or {}, at.key("propositions"), tools.groups, tools.trusted
+    )
     ltl = ltl_rules(top.get("ltl") or [], at.key("ltl"), vocabulary)
     overlays_from, overlays = overlay_set(top.get("overlays"), at.key("overlays"), base)
     fallbacks = fallback_texts(top.get("fallbacks"), at.key("fallbacks"))
@@ -183,7 +181,7 @@ def policy_from_mapping(
         supervision=supervision,
         stream=stream_from(top.get("stream"), at.key("stream")),
         safety_value=safety_value,
-        tools=tools_from(top.get("tools"), at.key("tools")),
+        tools=tools,
     )
 
 

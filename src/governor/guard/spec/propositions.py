@@ -26,7 +26,7 @@ when the argument is absent or null), and
 address) did not appear in any of the sources. Sources are
 ``user``, ``system``, ``tool``, ``tool:NAME``, ``tool:NAME.FIELD``, ``group:NAME``, ``trusted``, ``untrusted`` and
 ``nowhere`` (made up). A tool name in ``tool`` or ``result`` may be ``group:NAME``, a group of
-the policy's ``tool_groups``; tools not in ``trusted_tools`` are untrusted.
+the policy's ``tools.groups``; tools not in ``tools.trusted`` are untrusted.
 
 Paths are dotted (``to.domain``; a number indexes a list). Labelling is a pure function of the
 running sums and the provenance index so far, the conversation before the action and the action,
@@ -468,32 +468,3 @@ def proposition_from(
         _op(data["op"], at.key("op")),
         number(data["value"], at.key("value")),
     )
-
-
-def tool_groups_from(raw: Any, at: At) -> dict[str, frozenset[str]]:
-    """The policy's ``tool_groups``: group names to the tools in them."""
-    if raw is None:
-        return {}
-    if not isinstance(raw, Mapping):
-        at.fail("a mapping of group names to lists of tool names", raw)
-    out: dict[str, frozenset[str]] = {}
-    for group, members in raw.items():
-        where = at.key(str(group))
-        if not isinstance(group, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", group):
-            where.fail("a group name (letters, digits, _ and -)", group)
-        tools = names(members, where)
-        if not tools:
-            where.fail("a non-empty list of tool names", members)
-        out[group] = frozenset(tools)
-    return out
-
-
-def trusted_tools_from(raw: Any, at: At, groups: Mapping[str, frozenset[str]]) -> frozenset[str]:
-    """The policy's ``trusted_tools``: tool names and ``group:NAME``s, as tool names."""
-    out: set[str] = set()
-    for i, tool in enumerate(names(raw or [], at)):
-        members = _members(tool, at.index(i), groups)
-        if members is None:
-            at.index(i).fail("a tool name or group:NAME (not *: list what you trust)", tool)
-        out |= members
-    return frozenset(out)
