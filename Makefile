@@ -50,8 +50,13 @@ lint: install-dev
 	$(BIN)/ruff format --check src tests
 	$(BIN)/mypy
 
+# The suite runs on PYTEST_WORKERS processes (pytest-xdist, the [dev] extra; 0: one process, no
+# xdist). worksteal: a worker that runs out of tests takes queued ones from the other, so one long
+# model test does not hold the rest back.
+PYTEST_WORKERS ?= 2
+
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal
 
 clean:
 	rm -rf $(VENV) $(NEMO_VENV) .pytest_cache .mypy_cache .ruff_cache governor-report

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from fake_openai_server import API_KEY, FakeOpenAIServer
 from hypothesis import settings
+from reguard_helpers import small_reguard_baselines
 
 from governor.backends import OpenAIBackend
 from governor.config import BackendConfig
@@ -36,8 +37,9 @@ settings.register_profile("governor", deadline=None)
 settings.load_profile("governor")
 
 # The postgres_server and postgres_dsn fixtures; GOVERNOR_REQUIRE_MARKS (a skip of a test with a
-# required mark fails the run); pytester, for the test of that rule.
-pytest_plugins = ["postgres_server", "required_marks", "pytester"]
+# required mark fails the run); the fuzz suite's summary of inputs tried; pytester, for the test
+# of that rule.
+pytest_plugins = ["postgres_server", "required_marks", "fuzzing", "pytester"]
 
 CONVERSATIONS = Path(os.environ.get("GOVERNOR_CONVERSATIONS", shared_data_dir() / "conversations"))
 
@@ -59,6 +61,14 @@ def small_grid(tmp_path_factory: pytest.TempPathFactory) -> GridValue:
     cache: Path = tmp_path_factory.mktemp("grid-cache")
     gv, _, _ = load_or_compute(DrivingParams(), SMALL, cache_dir=cache, progress=False)
     return gv
+
+
+@pytest.fixture
+def small_baselines() -> Iterator[None]:
+    """The test's ReGuard driving tables train their baselines on a small budget
+    (reguard_helpers)."""
+    with small_reguard_baselines():
+        yield
 
 
 @pytest.fixture(scope="session")

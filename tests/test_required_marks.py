@@ -6,7 +6,11 @@ outcome with and without the variable.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
+import required_marks
 from required_marks import ENV
 
 INI = """
@@ -91,3 +95,31 @@ def test_required_tests_that_run_and_pass_pass(
     result = run(pytester, suite)
     result.assert_outcomes(passed=3)
     assert result.ret == pytest.ExitCode.OK
+
+
+@pytest.mark.parametrize("model_test", ["passes", "is skipped"])
+def test_under_xdist_the_workers_tests_are_counted(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, model_test: str
+) -> None:
+    """With ``-n 2`` the tests run in worker processes and the check is the controller's."""
+    pytest.importorskip("xdist", reason="pytest-xdist is in the [dev] extra")
+    monkeypatch.setenv(ENV, "model,postgres")
+    suite = SUITE
+    if model_test == "passes":
+        suite = SUITE.replace('pytest.skip("the model is not fetched")', "return 1")
+    support = str(Path(required_marks.__file__).parent)  # the workers import the plugin
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([support, os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # only the two plugins: faster
+    pytester.makeini(INI)
+    pytester.makepyfile(test_inner=suite)
+    args = ("-p", "required_marks", "-p", "xdist.plugin", "-n", "2", "-rA")
+    result = pytester.runpytest_subprocess(*args)
+    if model_test == "passes":
+        result.assert_outcomes(passed=3)
+        assert result.ret == pytest.ExitCode.OK
+        assert "no test marked" not in result.stdout.str()
+    else:
+        result.assert_outcomes(passed=2, errors=1)
+        assert result.ret == pytest.ExitCode.TESTS_FAILED
+        result.stdout.fnmatch_lines(["*requires the tests marked model to run*not fetched*"])
+        result.stdout.fnmatch_lines(["*no test marked 'model' passed*"])

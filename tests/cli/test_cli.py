@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,6 +116,27 @@ def test_trace_show_of_a_missing_file_is_one_line(
     assert "nope.jsonl" in one_error_line(capsys)
 
 
+@pytest.fixture
+def small_demo(monkeypatch: pytest.MonkeyPatch, small_baselines: None) -> None:
+    """The demo's offline sections at a test budget (the driving one takes the demo's own
+    flags). Each section has a test of its own; here what counts is that the demo runs them all
+    into one report."""
+    from governor.worlds.household import bench_report as safety_chip
+    from governor.worlds.scenarios import bench as supervision
+    from governor.worlds.smalltalk import bench as smalltalk
+
+    def smaller(module: Any, **fields: Any) -> None:
+        run = module.run
+        monkeypatch.setattr(
+            module, "run", lambda cfg, *a, **k: run(dataclasses.replace(cfg, **fields), *a, **k)
+        )
+
+    smaller(smalltalk, conversations=2, turns=2, human_turns=20, embed="off")
+    smaller(safety_chip, constraints="1-2", repeats=1, tasks="rooms/0_1,mobile_manip/0_9")
+    smaller(supervision, episodes=2, timing_decisions=50)
+
+
+@pytest.mark.usefixtures("small_demo")
 def test_demo_writes_a_report_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     out = tmp_path / "report"
     assert main(["demo", "--out", str(out), "--episodes", "3", "--train-steps", "200"]) == 0

@@ -56,7 +56,7 @@ replies = st.builds(
 SERVER = FakeOpenAIServer().start()
 
 
-@fuzz_settings(300)
+@fuzz_settings(150)
 @given(st.lists(replies, min_size=1, max_size=3), st.sampled_from(["chat", "embed"]))
 def test_the_backend_raises_only_its_errors(script: list[Reply], call: str) -> None:
     counted("http")
@@ -123,7 +123,7 @@ class FuzzFallback(Fallback):
         return act(self.kind, self.action)
 
 
-@fuzz_settings(1500)
+@fuzz_settings(500)
 @given(
     behaviours,
     st.lists(st.integers(0, 9), min_size=1, max_size=3),

@@ -46,7 +46,7 @@ def accepted_share(outcomes: Counter[bool]) -> float:
 def test_ltl_readers_accept_or_refuse_with_a_spec_error() -> None:
     outcomes: Counter[bool] = Counter()
 
-    @fuzz_settings(2000)
+    @fuzz_settings(1000)
     @given(formula_text, st.booleans())
     def read(text: str, prefix: bool) -> None:
         counted("ltl text")
@@ -192,7 +192,7 @@ valid_rule = st.fixed_dictionaries(
 def test_overlay_files_are_checked() -> None:
     outcomes: Counter[bool] = Counter()
 
-    @fuzz_settings(800)
+    @fuzz_settings(400)
     @given(
         st.one_of(
             yaml_values,

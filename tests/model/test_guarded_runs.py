@@ -1,4 +1,4 @@
-"""The real local model as the agent under a guard: 3 driving episodes, a 2-turn chat."""
+"""The real local model as the agent under a guard: 2 driving episodes, a 2-turn chat."""
 
 from __future__ import annotations
 
@@ -20,18 +20,18 @@ from governor.worlds.driving.grid_value import GridSpec, GridValue, load_or_comp
 pytestmark = pytest.mark.model
 
 
-def test_three_guarded_driving_episodes(
+def test_two_guarded_driving_episodes(
     local_model: HFBackend, small_grid: GridValue, tmp_path: Path
 ) -> None:
-    params = dataclasses.replace(small_grid.params, horizon=3)  # three steps an episode
+    params = dataclasses.replace(small_grid.params, horizon=2)  # two steps an episode
     gv, _, _ = load_or_compute(
         params, GridSpec(nx=31, ny=31, ntheta=16), cache_dir=tmp_path, progress=False
     )
     policy = LLMDrivingPolicy(local_model, params)
-    starts = driving.start_states(gv, 3, seed=0, margin=gv.resolution)
+    starts = driving.start_states(gv, 2, seed=0, margin=gv.resolution)
     row = driving.run_pair(policy, "exact_filter", gv, gv.resolution, starts)
-    assert row.episodes == 3 and row.failure_rate == 0.0
-    steps = round(row.mean_steps * 3)
+    assert row.episodes == 2 and row.failure_rate == 0.0
+    steps = round(row.mean_steps * 2)
     assert row.llm_calls == steps and row.llm_failed == 0  # one counted call a step
     assert row.invalid_replies == 0  # the answer is read from the logits over A, B, C
 

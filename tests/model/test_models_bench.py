@@ -1,13 +1,17 @@
 """`governor bench models` at the tiny budget on the real local model; its offline parts without.
 
-The model test runs every LLM path once (about a minute and a half on one thread here) and checks
-that each row counts its calls consistently with the benchmark's own figures.
+The model tests run each LLM path once, one path a test (``--only PATH``: about 3.5 minutes for
+all eight on one thread here, most of it the LoRA value's training step and the Lang2LTL
+translator's generated tokens), and check that each row counts its calls consistently with the
+benchmark's own figures.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,53 +28,96 @@ from governor.worlds.household.ltl_domain import household_domain
 from governor.worlds.smalltalk.settings import load_settings
 
 
-@pytest.mark.model
-def test_every_llm_path_at_the_tiny_budget(local_model: HFBackend, tmp_path: Path) -> None:
-    config = BackendConfig(model_path=LOCAL_MODEL)
-    out = run(config, "tiny", json_path=tmp_path / "models.json", backend=local_model)
-    assert json.loads((tmp_path / "models.json").read_text()) == json.loads(json.dumps(out))
-    assert out["model"]["name"] == LOCAL_MODEL and "Q4_K_M" in out["model"]["quantisation"]
-    rows = {r["path"]: r for r in out["rows"]}
-    assert list(rows) == [*PATHS, *NOT_RUN]
-    for name in PATHS:
-        row = rows[name]
-        assert row["status"] == "ok", row["status"]
-        assert row["llm_calls"] >= 1 and row["llm_failed"] == 0
-        assert isinstance(row["unparsable"], int) and 0 <= row["unparsable"] <= row["llm_calls"]
-        assert 0 < row["model_seconds"] <= row["wall_seconds"]
-    for name in ("reguard-llm-value", "reguard-frozen-value"):  # trained in a child process
-        value = rows[name]["measures"]
-        assert value["peak_rss_mb"] > 100 and 0.0 <= value["agreement"] <= 1.0
-        assert value["eval_seconds"] > 0 and value["train_seconds"] > 0
-    assert rows["reguard-llm-value"]["measures"]["iterations"] == 1
-    assert rows["reguard-frozen-value"]["measures"]["forward_passes"] >= 4  # one per env step
-    driving = rows["driving"]["measures"]
+def check_row(row: dict[str, Any]) -> None:
+    """What every path's row says: it ran, its calls counted and none failed."""
+    assert row["status"] == "ok", row["status"]
+    assert row["llm_calls"] >= 1 and row["llm_failed"] == 0
+    assert isinstance(row["unparsable"], int) and 0 <= row["unparsable"] <= row["llm_calls"]
+    assert 0 < row["model_seconds"] <= row["wall_seconds"]
+
+
+def check_driving(row: dict[str, Any]) -> None:
+    driving = row["measures"]
     assert set(driving) == {"none", "myopic_stop", "exact_filter"}
-    assert sum(g["llm_calls"] for g in driving.values()) == rows["driving"]["llm_calls"]
+    assert sum(g["llm_calls"] for g in driving.values()) == row["llm_calls"]
     for guard in driving.values():  # one counted call per proposal, one proposal per step
         assert guard["llm_calls"] == round(guard["mean_steps"]) and guard["deferred_steps"] >= 0
         assert 0 <= guard["guard_share_of_model_time"] < 1  # the model's time is the most
     assert driving["none"]["guard_share_of_model_time"] < 0.01  # no check: near nothing
-    talk = rows["smalltalk"]["measures"]
+
+
+def check_smalltalk(row: dict[str, Any]) -> None:
+    talk = row["measures"]
     calls = sum(talk[c]["llm_calls_per_turn"] * talk[c]["turns"] for c in ("base", "observer"))
-    assert round(calls) == rows["smalltalk"]["llm_calls"]
+    assert round(calls) == row["llm_calls"]
     for c in ("base", "observer"):
         assert talk[c]["degenerate_admitted"] == len(talk[c]["degenerate"])
         assert len(talk[c]["replies"]) == talk[c]["turns"] == 1
-    chip = rows["safety-chip"]["measures"]["rows"]
+
+
+def check_safety_chip(row: dict[str, Any]) -> None:
+    chip = row["measures"]["rows"]
     assert [r["agent"] for r in chip] == ["base", "nl_constraints", "safety_chip"]
-    assert sum(r["llm_calls"] for r in chip) == rows["safety-chip"]["llm_calls"]
-    shares = rows["safety-chip"]["measures"]["guard_share_of_model_time"]
+    assert sum(r["llm_calls"] for r in chip) == row["llm_calls"]
+    shares = row["measures"]["guard_share_of_model_time"]
     assert set(shares) == {"base", "nl_constraints", "safety_chip"}
     assert all(x is None or x >= 0 for x in shares.values())
-    zero = rows["reguard-zero-shot"]["measures"]
+
+
+def check_zero_shot(row: dict[str, Any]) -> None:
+    zero = row["measures"]
     assert zero["exact_filter"]["llm_calls"] == 0 and zero["verdicts_vs_exact"]["judged"] >= 1
     assert sum(zero["answers"].values()) >= zero["verdicts_vs_exact"]["judged"]
-    ltl = rows["lang2ltl"]["measures"]
+
+
+def check_lang2ltl(row: dict[str, Any]) -> None:
+    ltl = row["measures"]
     assert ltl["sentences"] == 1 and ltl["offline_same_as_shipped"] == 1
-    assert ltl["llm_calls_per_sentence"] == rows["lang2ltl"]["llm_calls"]
-    chat = rows["chat"]["measures"]["transcript"]
+    assert ltl["llm_calls_per_sentence"] == row["llm_calls"]
+
+
+def check_chat(row: dict[str, Any]) -> None:
+    chat = row["measures"]["transcript"]
     assert len(chat) == 1 and chat[0]["user"] == "Hi! How was your weekend?"
+
+
+def check_value(row: dict[str, Any]) -> None:  # trained in a child process
+    value = row["measures"]
+    assert value["peak_rss_mb"] > 100 and 0.0 <= value["agreement"] <= 1.0
+    assert value["eval_seconds"] > 0 and value["train_seconds"] > 0
+    if row["path"] == "reguard-llm-value":
+        assert value["iterations"] == 1
+    else:
+        assert value["forward_passes"] >= 4  # one per env step
+
+
+CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "driving": check_driving,
+    "smalltalk": check_smalltalk,
+    "safety-chip": check_safety_chip,
+    "reguard-zero-shot": check_zero_shot,
+    "lang2ltl": check_lang2ltl,
+    "chat": check_chat,
+    "reguard-llm-value": check_value,
+    "reguard-frozen-value": check_value,
+}
+
+
+def test_every_path_has_its_model_test() -> None:
+    assert list(CHECKS) == [*PATHS, *NOT_RUN]
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("path", list(CHECKS))
+def test_an_llm_path_at_the_tiny_budget(local_model: HFBackend, tmp_path: Path, path: str) -> None:
+    """``governor bench models --budget tiny --only PATH``, one path a test (each its own row)."""
+    config = BackendConfig(model_path=LOCAL_MODEL)
+    out = run(config, "tiny", path, json_path=tmp_path / "models.json", backend=local_model)
+    assert json.loads((tmp_path / "models.json").read_text()) == json.loads(json.dumps(out))
+    assert out["model"]["name"] == LOCAL_MODEL and "Q4_K_M" in out["model"]["quantisation"]
+    assert [r["path"] for r in out["rows"]] == [path]
+    check_row(out["rows"][0])
+    CHECKS[path](out["rows"][0])
 
 
 def test_only_names_known_paths() -> None:

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
+from reguard_helpers import small_reguard_baselines
 
 from governor.cli import main
 from governor.core import Attempt, Candidate, Decision, DecisionKind, Verdict
 from governor.errors import ConfigError
 from governor.papers.reguard import ReGuardBenchConfig, run
 from governor.safety_values.learned import calibrated_margin
-from governor.worlds.driving import myopic_learned
 from governor.worlds.driving.env import DrivingParams
 from governor.worlds.driving.grid_value import GridSpec, load_or_compute
 from governor.worlds.driving.reguard import MonitorLog
@@ -25,12 +24,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module", autouse=True)
 def small_baselines() -> Iterator[None]:
-    """The one-step and imitation baselines on a small budget (200 rollouts a policy, 10 epochs
-    at a higher rate: 2 s instead of 30): they reject about the share of actions they reject at
-    the bench's budget, and the tables' rows and metrics are the same kind."""
-    small = functools.partial(myopic_learned.MyopicConfig, episodes=200, epochs=10, lr=2e-2)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(myopic_learned, "MyopicConfig", small)
+    """The one-step and imitation baselines on a small budget (reguard_helpers)."""
+    with small_reguard_baselines():
         yield
 
 

@@ -199,6 +199,7 @@ def test_the_commands_train_and_evaluate_a_frozen_head_with_capped_states(
     assert main([*train, *budget, "--out", str(out)]) == 2
 
 
+@pytest.mark.usefixtures("small_baselines")
 def test_bench_reguard_adds_a_frozen_head_row(
     trained: FrozenQ, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

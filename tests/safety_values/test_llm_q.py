@@ -474,6 +474,7 @@ def test_the_commands_train_and_evaluate_an_llm_value(
     assert main(["train", "safety-value", "--model-path", "x", "--out", str(out)]) == 2
 
 
+@pytest.mark.usefixtures("small_baselines")
 def test_bench_reguard_adds_an_llm_row(trained: LLMQTrainResult, tmp_path: Path) -> None:
     from governor.papers.reguard import ReGuardBenchConfig, run
 

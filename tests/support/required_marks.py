@@ -15,6 +15,7 @@ from collections.abc import Generator
 import pytest
 
 ENV = "GOVERNOR_REQUIRE_MARKS"
+PROPERTY = "governor_required_marks"  # the report's user property naming the test's required marks
 
 
 def required_marks() -> tuple[str, ...]:
@@ -45,13 +46,19 @@ class RequiredMarks:
                 f"skipped, but {ENV} requires the tests marked {', '.join(marks)} to run: {reason}"
             )
         elif report.when == "call" and report.passed:
-            for mark in marks:
-                self.passed[mark] += 1
+            report.user_properties.append((PROPERTY, ",".join(marks)))
         return report
 
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for name, value in report.user_properties:
+            if name == PROPERTY and report.when == "call" and report.passed:
+                for mark in str(value).split(","):
+                    if mark in self.passed:
+                        self.passed[mark] += 1
+
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if session.config.option.collectonly:
-            return
+        if session.config.option.collectonly or hasattr(session.config, "workerinput"):
+            return  # an xdist worker: the controller sees every worker's reports
         self.problems = [
             f"{ENV}: no test marked {mark!r} passed in this run"
             for mark in self.marks

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+import threading
 import unicodedata
 import warnings
 from functools import lru_cache
@@ -101,11 +102,16 @@ def content_stems(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in words(text) if w.lower() not in STOPWORDS and len(w) > 1)
 
 
+_TAGGER_LOAD = threading.Lock()
+
+
 @lru_cache(maxsize=1)
 def _tagger() -> Any:
     # TextBlob's pattern lexicon reader leaves its files to the garbage collector; the
     # ResourceWarnings that follow on load are the library's, so they are silenced here only.
-    with warnings.catch_warnings():
+    # One load at a time: the filter is process-wide, and a second load's block ending first (a
+    # check abandoned at its deadline goes on in its thread) would end the silence under it.
+    with _TAGGER_LOAD, warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)
         import textblob.en as tb_en
 

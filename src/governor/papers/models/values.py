@@ -37,9 +37,11 @@ LORA_CPU: dict[str, Any] = {
 }
 """The LoRA settings that differ from Table 5 (learning rate raised for a few steps). The model
 stays float32: a LoRA step in bfloat16 took 1.5x as long on these cores (its backward pass)."""
-HEAD_DTYPE = "bfloat16"
-"""The frozen model's dtype for the head's features: forward passes took 0.6x the float32 time
-here, the hidden states' cosine to float32's 0.9999."""
+HEAD_DTYPE = "float32"
+"""The frozen model's dtype for the head's features. bfloat16 (hidden states at cosine 0.9999 to
+float32's) took 0.6x the float32 time on one machine, but 6.5x on a CPU without bfloat16
+instructions (AMD EPYC, torch 2.13, one thread: 26 s against 4 s of CPU for 4 prompts of 300
+tokens), where this bench runs by default."""
 
 
 def model_folder_of(backend: Backend) -> Path | None:
