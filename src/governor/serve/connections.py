@@ -22,6 +22,37 @@ MAX_CONNECTIONS = 1000
 """Connections served at once; more are answered 503 at once (uvicorn's ``limit_concurrency``)."""
 
 
+class _HeadTimer:
+    """The head timer, mixed into a uvicorn protocol (which has ``loop`` and ``transport``)."""
+
+    head_seconds: float = HEADER_TIMEOUT_S
+    _head_timer: asyncio.TimerHandle | None = None
+    loop: asyncio.AbstractEventLoop
+    transport: asyncio.Transport
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._head_timer = self.loop.call_later(self.head_seconds, self._head_too_slow)
+
+    def _disarm(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_too_slow(self) -> None:
+        self._head_timer = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)  # type: ignore[misc]
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)  # type: ignore[misc]
+
+
 def head_timeout_protocol(seconds: float) -> type[asyncio.Protocol]:
     """uvicorn's httptools protocol (its h11 one where httptools is not installed), closing a
     connection whose request head takes over ``seconds``."""
@@ -30,26 +61,8 @@ def head_timeout_protocol(seconds: float) -> type[asyncio.Protocol]:
     except ImportError:
         return _h11_head_timeout_protocol(seconds)
 
-    class HttpToolsHeadTimeoutProtocol(HttpToolsProtocol):
-        _head_timer: asyncio.TimerHandle | None = None
-
-        def _arm(self) -> None:
-            self._disarm()
-            self._head_timer = self.loop.call_later(seconds, self._head_too_slow)
-
-        def _disarm(self) -> None:
-            if self._head_timer is not None:
-                self._head_timer.cancel()
-                self._head_timer = None
-
-        def _head_too_slow(self) -> None:
-            self._head_timer = None
-            if not self.transport.is_closing():
-                self.transport.close()
-
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            self._arm()
+    class HttpToolsHeadTimeoutProtocol(_HeadTimer, HttpToolsProtocol):
+        head_seconds = seconds
 
         def on_headers_complete(self) -> None:
             self._disarm()  # a request's head was read
@@ -61,38 +74,19 @@ def head_timeout_protocol(seconds: float) -> type[asyncio.Protocol]:
             if not pipelined and not self.transport.is_closing():
                 self._arm()  # waiting for the next request's head
 
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
-            super().connection_lost(exc)
-
     return HttpToolsHeadTimeoutProtocol
 
 
 def _h11_head_timeout_protocol(seconds: float) -> type[asyncio.Protocol]:
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    class HeadTimeoutProtocol(H11Protocol):
-        _head_timer: asyncio.TimerHandle | None = None
+    class HeadTimeoutProtocol(_HeadTimer, H11Protocol):
+        head_seconds = seconds
         _cycle_when_armed: Any = None
 
         def _arm(self) -> None:
-            self._disarm()
+            super()._arm()
             self._cycle_when_armed = self.cycle
-            self._head_timer = self.loop.call_later(seconds, self._head_too_slow)
-
-        def _disarm(self) -> None:
-            if self._head_timer is not None:
-                self._head_timer.cancel()
-                self._head_timer = None
-
-        def _head_too_slow(self) -> None:
-            self._head_timer = None
-            if not self.transport.is_closing():
-                self.transport.close()
-
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            self._arm()
 
         def handle_events(self) -> None:
             super().handle_events()
@@ -103,10 +97,6 @@ def _h11_head_timeout_protocol(seconds: float) -> type[asyncio.Protocol]:
             super().on_response_complete()
             if not self.transport.is_closing():
                 self._arm()  # waiting for the next request's head
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
-            super().connection_lost(exc)
 
     return HeadTimeoutProtocol
 
