@@ -13,7 +13,8 @@ default, ``sqlite:governor-sessions.sqlite3``), ``memory`` or ``postgres:DSN`` (
 client API keys are the sha256 digests in the file named by ``$GOVERNOR_API_KEY_HASHES_FILE`` and
 any ``--api-key-hash``. ``--decision-log`` sends one JSON line per decision to stderr (the
 default), a file, or nowhere (:mod:`governor.serve.decision_log`). A policy whose upstream's
-``api_key_env`` names an unset variable is warned of at start.
+``api_key_env`` names an unset variable is warned of at start. uvicorn's access line per HTTP
+request is off unless ``--access-log`` (the decision log is the record of what was decided).
 ``--workers N`` serves from N processes sharing the listening socket and
 the store (the parent builds the app once to check the arguments, then starts and watches the
 workers, each building its own).
@@ -69,6 +70,12 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
         default="-",
         metavar="PATH|-|off",
         help="one JSON line per decision: - (stderr, the default), a file, or off",
+    )
+    serve.add_argument(
+        "--access-log",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="uvicorn's access line per HTTP request besides the decision log (default: off)",
     )
     serve.add_argument("--upstream", help="the upstream's base URL (replaces the policy's)")
     serve.add_argument("--model", help="the upstream's model (replaces the policy's)")
@@ -211,11 +218,14 @@ def serve_command(args: argparse.Namespace, console: Console) -> int:
 def _connections(args: argparse.Namespace) -> dict[str, Any]:
     from governor.serve.connections import uvicorn_options
 
-    return uvicorn_options(
-        header_timeout_s=args.header_timeout,
-        keep_alive_s=args.keep_alive,
-        max_connections=args.max_connections,
-    )
+    return {
+        **uvicorn_options(
+            header_timeout_s=args.header_timeout,
+            keep_alive_s=args.keep_alive,
+            max_connections=args.max_connections,
+        ),
+        "access_log": args.access_log,
+    }
 
 
 def watch_policies(policies: Any, poll_s: float) -> Callable[[], None]:
