@@ -136,11 +136,11 @@ def test_concurrent_calls_on_one_session_are_serialised() -> None:
 
 def test_a_bad_session_id_is_refused() -> None:
     guard, _ = tool_guard([])
-    with pytest.raises(ConfigError, match="session id: expected text of 1 to 200"):
+    with pytest.raises(ConfigError, match="session id: expected printable text of 1 to 200"):
         guard.session("", owner="ab" * 32)
-    with pytest.raises(ConfigError, match="session id: expected text of 1 to 200"):
+    with pytest.raises(ConfigError, match="session id: expected printable text of 1 to 200"):
         guard.session("x" * 201, owner="ab" * 32)
     with pytest.raises(
-        ConfigError, match=f"session id: expected text of 1 to {MAX_STORED_ID}"
+        ConfigError, match=f"session id: expected printable text of 1 to {MAX_STORED_ID}"
     ):  # stored ids
         guard.session("")

@@ -102,7 +102,7 @@ def test_a_paused_session_answers_the_default_text_without_the_upstream(
         streamed = chat(http, "p1", hello, stream=True)
         other = chat(http, "p2", hello)  # another session is not paused
         assert len(server.requests_to("/chat/completions")) == 1
-        metrics = http.get("/metrics").text
+        metrics = http.get("/metrics", headers=ADMIN).text  # with keys: a key reads them
 
         assert answer.status_code == 200, answer.text
         body = answer.json()

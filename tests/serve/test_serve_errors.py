@@ -121,10 +121,14 @@ def test_a_chat_without_a_session_opens_one_and_a_check_without_one_is_refused(
     assert opened.startswith("gs-") and r.json()["governor"]["session"] == opened
     again = c.post("/v1/chat/completions", json={"messages": HI, "user": "ann"})
     assert again.headers["X-Governor-Session"] != opened  # user is not a session
-    odd = {"session_id": "naïve\r\nX-Evil: 1 ✓"}  # no header can carry it: none is written
+    odd = {"session_id": "naïve\r\nX-Evil: 1 ✓"}  # control characters: no session's id
     r = c.post("/v1/chat/completions", json={"messages": HI, "metadata": odd})
+    assert_error(r, 400, None, "session id")
+    assert "X-Evil" not in r.headers and "X-Governor-Session" not in r.headers
+    wide = {"session_id": "naïve ✓"}  # printable, but no header can carry it: none is written
+    r = c.post("/v1/chat/completions", json={"messages": HI, "metadata": wide})
     assert r.status_code == 200 and "X-Governor-Session" not in r.headers
-    assert "X-Evil" not in r.headers and r.json()["governor"]["session"] == odd["session_id"]
+    assert r.json()["governor"]["session"] == wide["session_id"]
     bad = c.post("/v1/chat/completions", json={"messages": HI, "metadata": {"session_id": 3}})
     assert_error(bad, 400, None, "metadata.session_id")
     assert_error(c.post("/v1/checks", json={"candidate": "x"}), 400, "missing_session")

@@ -250,6 +250,63 @@ def test_models_asks_for_a_client_key_when_keys_are_configured(files: Path) -> N
         assert [m.id for m in keyed.models.list().data] == ["governor/a"]
 
 
+def test_metrics_ask_for_a_client_or_the_admin_key_when_keys_are_configured(files: Path) -> None:
+    digest = "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b"  # sha256("secret")
+    admin = "8c6976e5b5410415bde908bd4dee15dfb167a9c873fc4bb8a81f6f2ab448a918"  # sha256("admin")
+    argv = ["--policy", str(files / "a.yaml"), "--api-key-hash", digest, "--admin-key-hash", admin]
+    with serving(app_of(argv)) as base:
+        assert httpx.get(f"{base}/metrics").status_code == 401
+        assert httpx.get(f"{base}/metrics", headers=bearer("wrong")).status_code == 401
+        for key in ("secret", "admin"):
+            answer = httpx.get(f"{base}/metrics", headers=bearer(key))
+            assert answer.status_code == 200 and "governor_" in answer.text
+    with serving(app_of(["--policy", str(files / "a.yaml")])) as base:  # no keys: open
+        assert httpx.get(f"{base}/metrics").status_code == 200
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def test_a_header_and_a_model_naming_two_policies_are_refused(
+    served: tuple[str, ServedPolicies], server: FakeOpenAIServer
+) -> None:
+    base, _ = served
+    strict = client(base, **{"X-Governor-Policy": "a"})
+    with pytest.raises(openai.BadRequestError) as caught:
+        strict.chat.completions.create(model="governor/b", messages=SAID)  # type: ignore[arg-type]
+    error = caught.value.body
+    assert isinstance(error, dict) and error["code"] == "policy_conflict"
+    assert strict.chat.completions.create(model="governor/a", messages=SAID).model == "model-a"  # type: ignore[arg-type]
+    assert len(server.requests_to("/chat/completions")) == 1  # the refused one called nothing
+
+
+@pytest.mark.parametrize("sid", [" s", "s ", "s\u202e", "s\x00", "s\nX-Evil: 1", "\t"])
+def test_a_session_id_a_header_would_trim_or_a_log_would_carry_is_refused(
+    served: tuple[str, ServedPolicies], sid: str
+) -> None:
+    base, _ = served
+    with pytest.raises(openai.BadRequestError) as caught:
+        client(base).chat.completions.create(model="governor/a", messages=SAID, **session(sid))  # type: ignore[arg-type]
+    assert "session id" in str(caught.value)
+
+
+def test_a_reload_that_removes_rules_names_them(
+    served: tuple[str, ServedPolicies], files: Path, caplog: Any
+) -> None:
+    _, policies = served
+    text = (files / "a.yaml").read_text()
+    assert "verify_first" in text
+    rule = (
+        "  - name: verify_first\n" + text.split("  - name: verify_first\n")[1].split("  - name")[0]
+    )
+    write(files / "a.yaml", text.replace(rule, ""))  # a valid policy, one rule fewer
+    with caplog.at_level(logging.WARNING, logger="governor.serve.policies"):
+        assert "a" in policies.reload()
+    removed = [r.getMessage() for r in caplog.records if "removed the rules" in r.getMessage()]
+    assert len(removed) == 1 and "verify_first" in removed[0]
+
+
 def test_one_bare_policy_takes_any_model_and_keeps_the_session_ids(
     files: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -99,6 +99,22 @@ def test_a_sessions_lock_holds_across_processes(tmp_path: Path) -> None:
             other.kill()
 
 
+def test_a_removed_or_replaced_lock_file_fails_closed(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    store = SqliteStore(db, shared=True, lock_timeout_s=0.2)
+    with store.locked("s"):
+        pass
+    lock_file = Path(f"{db}.locks")
+    lock_file.unlink()  # a cleaner removed it: another process would open a new one
+    with pytest.raises(StoreError, match="removed or replaced"), store.locked("s"):
+        pass
+    fresh = SqliteStore(db, shared=True, lock_timeout_s=0.2)  # (a restarted worker)
+    with fresh.locked("s"):  # opened the new file: its locks are the ones that count
+        pass
+    with pytest.raises(StoreError, match="removed or replaced"), store.locked("s"):
+        pass
+
+
 def test_workers_refuse_the_memory_store(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", "--store", "memory", "--workers", "2"]) == 2
     err = capsys.readouterr().err

@@ -189,11 +189,25 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def serve_command(args: argparse.Namespace, console: Console) -> int:
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401  (the [serve] extra is there)
     except ImportError as exc:
         raise ConfigError(
             f"serve: expected the [serve] extra (pip install -e '.[serve]' in the governor checkout), found {exc}"
         ) from None
+    # a SIGHUP before the policies are watched (a reload sent just after a restart) is ignored,
+    # not the end of the process; workers start with it ignored too, until they watch theirs
+    hup = getattr(signal, "SIGHUP", None)
+    before = None if hup is None else signal.signal(hup, signal.SIG_IGN)
+    try:
+        return _serve(args, console)
+    finally:
+        if hup is not None:
+            signal.signal(hup, before if before is not None else signal.SIG_DFL)
+
+
+def _serve(args: argparse.Namespace, console: Console) -> int:
+    import uvicorn
+
     from governor.serve.decision_log import configure
 
     app = build_app(args, console)
@@ -283,6 +297,10 @@ def policy_files(specs: list[str]) -> tuple[dict[str, Path], bool]:
 WORKER_RESTART_S = 1.0
 """The least time between two starts of one worker slot (a worker that dies at once is not
 restarted in a tight loop)."""
+WORKER_STABLE_S = 30.0
+"""A worker that lived this long before it exited is restarted after WORKER_RESTART_S; one that
+died sooner waits twice as long as the last time, up to WORKER_RESTART_MAX_S."""
+WORKER_RESTART_MAX_S = 30.0
 
 
 def _listening(host: str, port: int) -> socket.socket:
@@ -303,7 +321,8 @@ def _listening(host: str, port: int) -> socket.socket:
 
 def _serve_workers(args: argparse.Namespace) -> int:
     """Serve from ``args.workers`` processes on one listening socket until SIGINT or SIGTERM; a
-    worker that exits is started again (at most once a :data:`WORKER_RESTART_S`)."""
+    worker that exits is started again (after :data:`WORKER_RESTART_S`, or longer for one that keeps
+    dying at start)."""
     sock = _listening(args.host, args.port)
     options = {k: v for k, v in vars(args).items() if k != "handler"}
     context = multiprocessing.get_context("spawn")
@@ -324,20 +343,32 @@ def _serve_workers(args: argparse.Namespace) -> int:
     if hasattr(signal, "SIGHUP"):
         previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, reload)
     started = [0.0] * args.workers
+    wait = [WORKER_RESTART_S] * args.workers
     try:
         while not stopping:
             for i, worker in enumerate(workers):
                 if worker is not None and worker.is_alive():
                     continue
-                if time.monotonic() - started[i] < WORKER_RESTART_S:
+                if time.monotonic() - started[i] < wait[i]:
                     continue
                 if worker is not None:
-                    code = worker.exitcode
+                    lived = time.monotonic() - started[i]
+                    # one that keeps dying at start (a policy file broken since) is retried
+                    # ever less often, up to once a WORKER_RESTART_MAX_S
+                    wait[i] = (
+                        WORKER_RESTART_S
+                        if lived > WORKER_STABLE_S
+                        else min(2 * wait[i], WORKER_RESTART_MAX_S)
+                    )
                     print(
-                        f"governor serve: worker {i} exited ({code}); starting it again",
+                        f"governor serve: worker {i} exited ({worker.exitcode}) after"
+                        f" {lived:.1f} s; starting it again in {wait[i]:g} s",
                         file=sys.stderr,
                         flush=True,
                     )
+                    workers[i] = None  # its exit is handled: the slot waits, then starts
+                    started[i] = time.monotonic()
+                    continue
                 workers[i] = context.Process(target=_worker, args=(options, sock, i), daemon=False)
                 workers[i].start()
                 started[i] = time.monotonic()

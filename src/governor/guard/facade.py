@@ -23,6 +23,7 @@ import weakref
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from governor.backends import backend_from_config
 from governor.backends.base import Backend
@@ -57,11 +58,23 @@ an idle session beyond them leaves memory, its state stays in the store."""
 def owned_id(owner: str | None, session_id: str) -> str:
     """The stored id of the session ``session_id`` of ``owner`` (None: no owner, the id as
     given): sessions of different owners never share an id."""
-    if not isinstance(session_id, str) or not 0 < len(session_id) <= MAX_SESSION_ID:
-        raise ConfigError(
-            f"session id: {expected(f'text of 1 to {MAX_SESSION_ID} characters', session_id)}"
-        )
+    client_id(session_id, MAX_SESSION_ID)
     return session_id if owner is None else f"{owner[:OWNER_CHARS]}/{session_id}"
+
+
+def client_id(session_id: Any, longest: int) -> str:
+    """``session_id`` when it is printable text of 1 to ``longest`` characters with no space at
+    either end (an id that a header would trim, or whose control or bidi characters would reach
+    a log, names no session); else a ConfigError."""
+    if (
+        not isinstance(session_id, str)
+        or not 0 < len(session_id) <= longest
+        or not session_id.isprintable()
+        or session_id != session_id.strip()
+    ):
+        wanted = f"printable text of 1 to {longest} characters, no space at either end"
+        raise ConfigError(f"session id: {expected(wanted, session_id)}")
+    return session_id
 
 
 WORKERS = 32
@@ -184,10 +197,7 @@ class Guard:
             wanted = f"at most {MAX_NAMESPACE} characters"
             raise ConfigError(f"session namespace: {expected(wanted, namespace)}")
         if owner is None and not namespace:
-            if not isinstance(session_id, str) or not 0 < len(session_id) <= MAX_STORED_ID:
-                wanted = f"text of 1 to {MAX_STORED_ID} characters"
-                raise ConfigError(f"session id: {expected(wanted, session_id)}")
-            stored = name = session_id
+            stored = name = client_id(session_id, MAX_STORED_ID)
         else:
             stored, name = namespace + owned_id(owner, session_id), session_id
         with self._lock:

@@ -149,6 +149,8 @@ class Service:
     ) -> None:
         self.policies = policies
         self.keys = keys or KeyChecker()
+        self.admin_key: AdminKey | None = None
+        """The admin key, which may read /metrics too (set by :func:`create_app`)."""
         self.metrics = metrics or Metrics()
         self.limits = limits or Limits()
         self.max_body_bytes = self.limits.max_body_bytes
@@ -331,6 +333,15 @@ class Service:
             store.save(PROBE_SESSION, {}, None)
 
     async def metrics_text(self, request: Request) -> Response:
+        # with client keys the counters (policy and rule names, how often each refused) are for
+        # a client or the admin key, not for anyone who can reach the port
+        authorization = request.headers.get("authorization")
+        try:
+            self.keys.check(authorization)
+        except ApiError:
+            if self.admin_key is None:
+                raise
+            self.admin_key.check(authorization)
         return PlainTextResponse(self.metrics.render(), media_type="text/plain; version=0.0.4")
 
 
@@ -401,6 +412,7 @@ def create_app(
         limits = replace(limits, max_body_bytes=max_body_bytes)
     policies = guard if isinstance(guard, ServedPolicies) else ServedPolicies.single(guard)
     service = Service(policies, keys=keys, metrics=metrics, limits=limits)
+    service.admin_key = None if admin_key_hash is None else AdminKey(admin_key_hash)
     routes = [
         Route("/v1/chat/completions", _safe(service.chat_completions), methods=["POST"]),
         Route("/v1/models", _safe(service.models), methods=["GET"]),
@@ -409,8 +421,8 @@ def create_app(
         Route("/readyz", _safe(service.readyz), methods=["GET"]),
         Route("/metrics", _safe(service.metrics_text), methods=["GET"]),
     ]
-    if admin_key_hash is not None:
-        admin = Admin(policies, AdminKey(admin_key_hash))
+    if service.admin_key is not None:
+        admin = Admin(policies, service.admin_key)
         at = "/admin/sessions/{session_id:path}"
         routes += [
             Route(f"{at}/pause", _safe(admin.pause), methods=["POST"]),

@@ -3,8 +3,8 @@
 A service serves one or more policies, each under a name (``[A-Za-z0-9][A-Za-z0-9._-]*``, at most
 :data:`MAX_POLICY_NAME` characters) and each with its own :class:`~governor.guard.Guard` over the
 one session store. A request names its policy by its ``model`` (``governor/NAME``, or ``NAME``
-itself) or by the ``X-Governor-Policy`` header (which wins); with one policy served, any model
-selects it; otherwise an unknown name is a 404 ``model_not_found`` naming the served models
+itself) or by the ``X-Governor-Policy`` header (a header and a model naming two different served
+policies are a 400 ``policy_conflict``); with one policy served, any model selects it; otherwise an unknown name is a 404 ``model_not_found`` naming the served models
 (:meth:`ServedPolicies.select`: two dict lookups). With several policies (or one given a name of
 its own) each policy's session ids are namespaced by ``NAME:`` in the store, so that the same
 session id under two policies is two sessions; a single policy given as a bare file keeps the
@@ -22,8 +22,11 @@ next request on that session waits for it to save before reading the session (th
 knows the one it replaced: :class:`~governor.guard.Guard`'s ``replaces``).
 :meth:`ServedPolicies.watch` polls the files' modification times and sizes (every 2 s by
 default) in a thread of its own and reloads a file that changed once it held still for one poll
-(not while it is being written); :meth:`ServedPolicies.request_reload` (what a SIGHUP
-handler calls) asks it to reload every file at once. Imports the guard's public facade, the
+(not while it is being written), and no file whose modification time or size changed while it was
+read; a reload that removes rules says which (a warning: a truncated file can be a valid, weaker
+policy, so policy files are best written by renaming a finished file over them);
+:meth:`ServedPolicies.request_reload` (what a SIGHUP handler calls) asks it to reload every file
+at once. Imports the guard's public facade, the
 error tree and the service's errors.
 """
 
@@ -162,9 +165,17 @@ class ServedPolicies:
         naming the served models when it names none of them."""
         if header is not None:
             name = self._route.get(header)
-            if name is not None:
-                return self._by_name[name]
-            raise self._unknown(f"{POLICY_HEADER}: ", header)
+            if name is None:
+                raise self._unknown(f"{POLICY_HEADER}: ", header)
+            named = self._route.get(model) if model is not None else None
+            if named is not None and named != name:  # two answers to one question: neither
+                raise ApiError(
+                    400,
+                    f"expected one policy, found {POLICY_HEADER}: {name} and model: {named}",
+                    param="model",
+                    code="policy_conflict",
+                )
+            return self._by_name[name]
         only = self._only
         if only is not None:
             return self._by_name[only.name]  # (the current one: it may have been reloaded)
@@ -225,6 +236,15 @@ class ServedPolicies:
                         continue
                 try:
                     policy = load_policy(served.path)
+                    if _signature(served.path) != signature:  # written while read: next time
+                        log.warning(
+                            "policy %s: %s changed while it was read; the old policy stays"
+                            " until it holds still (write policy files by renaming a finished"
+                            " file over them)",
+                            served.name,
+                            served.path,
+                        )
+                        continue
                     guard = self._build(policy, served.guard)
                 except Exception as exc:
                     log.warning(
@@ -247,6 +267,13 @@ class ServedPolicies:
                 self.reloads += 1
                 replaced.append(served.name)
                 log.info("policy %s: reloaded from %s", served.name, served.path)
+                dropped = sorted(served.rules - rule_names(guard))
+                if dropped:  # a truncated file can be a valid, weaker policy: say so loudly
+                    log.warning(
+                        "policy %s: the reload removed the rules %s",
+                        served.name,
+                        ", ".join(dropped),
+                    )
                 env = guard.policy.upstream.api_key_env
                 if env and not os.environ.get(env):
                     log.warning(

@@ -292,6 +292,7 @@ class _FileLocks:
         try:
             self._lock(slot, what, deadline)
             try:
+                self._same_file(what)
                 yield
             finally:
                 if self._fd is not None:
@@ -316,6 +317,20 @@ class _FileLocks:
                 raise StoreError(f"session store: {what}: {self._late()}")
             time.sleep(pause)
             pause = min(pause * 2, 0.02)
+
+    def _same_file(self, what: str) -> None:
+        """Fail closed when the lock file was removed or replaced since it was opened: a process
+        that opened the new one would take the same session's lock on another file."""
+        fd = self._fd
+        try:
+            same = fd is not None and os.fstat(fd).st_ino == os.stat(self.path).st_ino
+        except OSError:
+            same = False
+        if not same:
+            raise StoreError(
+                f"session store: {what}: expected the lock file {self.path} this process opened,"
+                " found it removed or replaced (restart the service)"
+            )
 
     def _late(self) -> str:
         return (
