@@ -73,7 +73,7 @@ def _trace_show(args: argparse.Namespace, console: Console) -> int:
         warnings.simplefilter("always", TornRecordWarning)
         render_trace(args.file, episode=args.episode, console=console, verbose=args.verbose)
     for warning in caught:
-        console.print(f"warning: {warning.message}", style="yellow", markup=False)
+        console.print(f"warning: {warning.message}", style="yellow", markup=False, soft_wrap=True)
     return 0
 
 
