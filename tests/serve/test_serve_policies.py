@@ -10,6 +10,7 @@ import io
 import json
 import logging
 import os
+import re
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -330,6 +331,46 @@ def test_a_directory_serves_each_yaml_by_its_stem(files: Path) -> None:
     policies = app_of(["--policy", str(files)]).state.service.policies
     assert policies.models == ["governor/a", "governor/b"]
     assert [s.namespace for s in policies] == ["a:", "b:"]
+
+
+def test_a_policy_pinned_to_a_key_is_served_to_that_key_only(
+    files: Path, server: FakeOpenAIServer
+) -> None:
+    ops, team = (
+        "2c69bc9111c27110a9b9a7974ba3f8ac0c053c16b23a0738115ee829fbc4d57b",
+        "e5c4224ebc9128d62514e9289e8e299c92872e2590deb3afac3ca0b84afb26a8",
+    )
+    argv = ["--policy", f"a={files / 'a.yaml'}", "--policy", f"b={files / 'b.yaml'}"]
+    argv += ["--api-key-hash", ops, "--api-key-hash", team, "--policy-key", f"b={ops}"]
+    with serving(app_of(argv)) as base:
+        as_team = openai.OpenAI(base_url=f"{base}/v1", api_key="team-key", max_retries=0)
+        as_ops = openai.OpenAI(base_url=f"{base}/v1", api_key="ops-key", max_retries=0)
+        assert [m.id for m in as_team.models.list().data] == ["governor/a"]
+        assert [m.id for m in as_ops.models.list().data] == ["governor/a", "governor/b"]
+        with pytest.raises(openai.PermissionDeniedError) as caught:
+            as_team.chat.completions.create(model="governor/b", messages=SAID)  # type: ignore[arg-type]
+        assert isinstance(caught.value.body, dict)
+        assert caught.value.body["code"] == "policy_not_allowed"
+        assert len(server.requests_to("/chat/completions")) == 0  # refused before the upstream
+        assert as_ops.chat.completions.create(model="governor/b", messages=SAID).model == "model-b"  # type: ignore[arg-type]
+        assert as_team.chat.completions.create(model="governor/a", messages=SAID).model == "model-a"  # type: ignore[arg-type]
+        as_team.close()
+        as_ops.close()
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        (["--policy-key", "c=" + "0" * 64], "naming a served policy (a, b)"),
+        (["--policy-key", "b"], "naming a served policy"),
+        (["--policy-key", "b=" + "0" * 64], "expected client keys"),
+        (["--policy-key", "b=nothex", "--api-key-hash", "0" * 64], "sha256 hex digest"),
+    ],
+)
+def test_bad_policy_keys_name_what_was_expected(files: Path, extra: list[str], says: str) -> None:
+    argv = ["--policy", f"a={files / 'a.yaml'}", "--policy", f"b={files / 'b.yaml'}", *extra]
+    with pytest.raises(ConfigError, match=re.escape(says)):
+        app_of(argv)
 
 
 @pytest.mark.parametrize(

@@ -114,6 +114,14 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="enable the /admin routes for the key with this sha256 hex digest (default:"
         " $GOVERNOR_ADMIN_KEY_HASH; none: no admin routes)",
     )
+    serve.add_argument(
+        "--policy-key",
+        action="append",
+        default=[],
+        metavar="NAME=SHA256",
+        help="serve policy NAME only to the client key with this sha256 hex digest (repeatable;"
+        " a policy named in none: every client key's)",
+    )
     limits = serve.add_argument_group("limits (docs/security.md)")
     limits.add_argument(
         "--max-request-messages",
@@ -483,7 +491,13 @@ def build_app(args: argparse.Namespace, console: Console) -> Any:
         policies = ServedPolicies.from_files(files, build, namespaced=namespaced)
     else:
         policies = ServedPolicies.single(build(default_policy(), None), "smalltalk")
-    app = create_app(policies, keys=keys, admin_key_hash=admin, limits=limits)
+    app = create_app(
+        policies,
+        keys=keys,
+        admin_key_hash=admin,
+        limits=limits,
+        policy_keys=policy_keys(args.policy_key, policies, keys.enabled),
+    )
     console.print(
         f"governor serve: store {store_label(args.store, store)};"
         f" client keys {'required' if keys.enabled else 'not required'}",
@@ -508,6 +522,24 @@ def build_app(args: argparse.Namespace, console: Console) -> Any:
     workers = f" ({args.workers} worker processes)" if args.workers > 1 else ""
     console.print(f"listening on http://{args.host}:{args.port}/v1{workers}", markup=False)
     return app
+
+
+def policy_keys(specs: list[str], policies: Any, keyed: bool) -> dict[str, list[str]]:
+    """The client keys' digests each policy of ``--policy-key NAME=SHA256`` is served to."""
+    pinned: dict[str, list[str]] = {}
+    served = {s.name for s in policies}
+    for spec in specs:
+        name, sep, digest = spec.partition("=")
+        if not sep or name not in served:
+            wanted = f"NAME=SHA256 naming a served policy ({', '.join(sorted(served))})"
+            raise ConfigError(f"--policy-key: {expected(wanted, spec)}")
+        pinned.setdefault(name, []).append(digest)
+    if pinned and not keyed:
+        raise ConfigError(
+            "--policy-key: expected client keys (--api-key-hash or"
+            " $GOVERNOR_API_KEY_HASHES_FILE), found none"
+        )
+    return pinned
 
 
 def local_upstream(args: argparse.Namespace) -> Backend | None:

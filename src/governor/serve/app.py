@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -48,7 +48,7 @@ from governor.guard.facade import owned_id
 from governor.guard.release import StreamEnd
 from governor.serve.admin import Admin, AdminKey
 from governor.serve.api_errors import ApiError, bad_request, error_response
-from governor.serve.auth import KeyChecker
+from governor.serve.auth import KeyChecker, checked_digest
 from governor.serve.decision_log import log_decision, refused_rules
 from governor.serve.limits import Buckets
 from governor.serve.policies import POLICY_HEADER, Served, ServedPolicies
@@ -151,6 +151,8 @@ class Service:
         self.keys = keys or KeyChecker()
         self.admin_key: AdminKey | None = None
         """The admin key, which may read /metrics too (set by :func:`create_app`)."""
+        self.policy_keys: dict[str, frozenset[str]] = {}
+        """The client keys' digests a policy named here is for (set by :func:`create_app`)."""
         self.metrics = metrics or Metrics()
         self.limits = limits or Limits()
         self.max_body_bytes = self.limits.max_body_bytes
@@ -178,6 +180,18 @@ class Service:
         if self.requests is not None:
             self.requests.take(owner)
         return owner
+
+    def _for(self, served: Served, owner: str | None) -> Served:
+        """``served`` when the key may use it: a policy pinned to keys answers any other 403."""
+        allowed = self.policy_keys.get(served.name)
+        if allowed is not None and owner not in allowed:
+            raise ApiError(
+                403,
+                f"expected a key this service serves {served.model} to, found another",
+                param="model",
+                code="policy_not_allowed",
+            )
+        return served
 
     @property
     def guard(self) -> Guard:
@@ -223,7 +237,9 @@ class Service:
         body = chat_body(
             parse_json(raw), _session_header(request), self.limits.max_request_messages
         )
-        served = self.policies.select(body.model, request.headers.get(POLICY_HEADER))
+        served = self._for(
+            self.policies.select(body.model, request.headers.get(POLICY_HEADER)), owner
+        )
         session = await self._session(served, owner, body.session)
         key = _idempotency_key(request)
         if body.stream:
@@ -247,10 +263,11 @@ class Service:
         )
 
     async def models(self, request: Request) -> Response:
-        self._owner(request)
+        owner = self._owner(request)
         data = [
             {"id": s.model, "object": "model", "created": s.created, "owned_by": "governor"}
             for s in self.policies
+            if s.name not in self.policy_keys or owner in self.policy_keys[s.name]
         ]
         return FastJSONResponse({"object": "list", "data": data})
 
@@ -292,7 +309,9 @@ class Service:
         body = check_body(
             parse_json(raw), _session_header(request), self.limits.max_request_messages
         )
-        served = self.policies.select(body.model, request.headers.get(POLICY_HEADER))
+        served = self._for(
+            self.policies.select(body.model, request.headers.get(POLICY_HEADER)), owner
+        )
         session = await self._session(served, owner, body.session)
         start = time.perf_counter()
         if body.commit:  # a store write: always in a worker thread
@@ -402,17 +421,23 @@ def create_app(
     max_body_bytes: int | None = None,
     admin_key_hash: str | None = None,
     limits: Limits | None = None,
+    policy_keys: Mapping[str, Iterable[str]] | None = None,
 ) -> Starlette:
     """The guard service's app over ``guard`` (one guard, or the served policies: see the
     module doc); ``admin_key_hash`` is the
     sha256 hex digest of the admin key (None: no admin routes); ``limits`` what a request and a
-    key may spend (``max_body_bytes`` replaces its body limit)."""
+    key may spend (``max_body_bytes`` replaces its body limit); ``policy_keys`` the client keys'
+    digests each policy named in it is for (a policy not named: every client key's)."""
     limits = limits or Limits()
     if max_body_bytes is not None:
         limits = replace(limits, max_body_bytes=max_body_bytes)
     policies = guard if isinstance(guard, ServedPolicies) else ServedPolicies.single(guard)
     service = Service(policies, keys=keys, metrics=metrics, limits=limits)
     service.admin_key = None if admin_key_hash is None else AdminKey(admin_key_hash)
+    service.policy_keys = {
+        name: frozenset(checked_digest(d, f"policy {name}'s key hash") for d in digests)
+        for name, digests in (policy_keys or {}).items()
+    }
     routes = [
         Route("/v1/chat/completions", _safe(service.chat_completions), methods=["POST"]),
         Route("/v1/models", _safe(service.models), methods=["GET"]),
