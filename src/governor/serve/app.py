@@ -146,13 +146,18 @@ class Service:
         keys: KeyChecker | None = None,
         metrics: Metrics | None = None,
         limits: Limits | None = None,
+        admin_key: AdminKey | None = None,
+        policy_keys: Mapping[str, Iterable[str]] | None = None,
     ) -> None:
         self.policies = policies
         self.keys = keys or KeyChecker()
-        self.admin_key: AdminKey | None = None
-        """The admin key, which may read /metrics too (set by :func:`create_app`)."""
-        self.policy_keys: dict[str, frozenset[str]] = {}
-        """The client keys' digests a policy named here is for (set by :func:`create_app`)."""
+        self.admin_key = admin_key
+        """The admin key, which may read /metrics too."""
+        self.policy_keys: dict[str, frozenset[str]] = {
+            name: frozenset(checked_digest(d, f"policy {name}'s key hash") for d in digests)
+            for name, digests in (policy_keys or {}).items()
+        }
+        """The client keys' digests a policy named here is for."""
         self.metrics = metrics or Metrics()
         self.limits = limits or Limits()
         self.max_body_bytes = self.limits.max_body_bytes
@@ -432,12 +437,14 @@ def create_app(
     if max_body_bytes is not None:
         limits = replace(limits, max_body_bytes=max_body_bytes)
     policies = guard if isinstance(guard, ServedPolicies) else ServedPolicies.single(guard)
-    service = Service(policies, keys=keys, metrics=metrics, limits=limits)
-    service.admin_key = None if admin_key_hash is None else AdminKey(admin_key_hash)
-    service.policy_keys = {
-        name: frozenset(checked_digest(d, f"policy {name}'s key hash") for d in digests)
-        for name, digests in (policy_keys or {}).items()
-    }
+    service = Service(
+        policies,
+        keys=keys,
+        metrics=metrics,
+        limits=limits,
+        admin_key=None if admin_key_hash is None else AdminKey(admin_key_hash),
+        policy_keys=policy_keys,
+    )
     routes = [
         Route("/v1/chat/completions", _safe(service.chat_completions), methods=["POST"]),
         Route("/v1/models", _safe(service.models), methods=["GET"]),
