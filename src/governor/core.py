@@ -314,6 +314,10 @@ class Constraint(ABC):
 
     name: str = "constraint"
     hard: bool = False
+    pure: bool = False
+    """Whether ``check`` and ``commit`` compute from their arguments alone, bounded by their size:
+    no model call, no I/O, nothing that waits. A guard whose every stage is pure (or awaits its
+    I/O) runs its steps on the service's event loop (:mod:`governor.on_loop`)."""
 
     def initial_state(self, observation: Any) -> Any:
         """The state this constraint keeps at the start of an episode."""

@@ -11,7 +11,7 @@ piling up threads; the stage's own code can read its deadline (:func:`stage_dead
 early. :func:`abandoned_stages` says how many are still running. At exit the
 process waits up to :data:`EXIT_WAIT_S` seconds for them: a thread still inside native code (a
 model's forward pass) while the interpreter shuts down aborts the whole process. A forked child
-starts with no workers. Imports the error tree only.
+starts with no workers. Imports the error tree and :mod:`governor.on_loop`.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar, cast
 
 from governor.errors import GuardTimeout
+from governor.on_loop import on_loop
 
 T = TypeVar("T")
 
@@ -155,16 +156,44 @@ def wait_for_abandoned(limit_s: float = EXIT_WAIT_S) -> int:
 atexit.register(wait_for_abandoned)
 
 
+def _in_place(fn: Callable[[], T], timeout_s: float, what: str) -> T:
+    """``fn`` run here under its deadline (on the event loop: see :func:`call_with_deadline`)."""
+    end, outer = time.monotonic() + timeout_s, _DEADLINE.get()
+    token = _DEADLINE.set(end if outer is None else min(outer, end))
+    try:
+        value = fn()
+    except Exception as exc:
+        if time.monotonic() >= end:  # it failed because its time ran out: an overrun
+            raise GuardTimeout(
+                f"{what}: expected an answer within {timeout_s:.3g} s, found none (it ended at"
+                f" the deadline: {type(exc).__name__}: {exc})"
+            ) from exc
+        raise
+    finally:
+        _DEADLINE.reset(token)
+    late = time.monotonic() - end
+    if late > 0:
+        raise GuardTimeout(
+            f"{what}: expected an answer within {timeout_s:.3g} s, found one {late:.3g} s late"
+        )
+    return value
+
+
 def call_with_deadline(fn: Callable[[], T], timeout_s: float | None, what: str) -> T:
     """Run ``fn`` and return its result, or raise :class:`GuardTimeout` after ``timeout_s``.
 
     ``None`` runs ``fn`` in this thread with no limit (an explicit choice). Exceptions of ``fn``,
-    interrupts included, are raised here.
+    interrupts included, are raised here. Code running on the event loop
+    (:func:`~governor.on_loop.on_loop`) runs ``fn`` in place, with its deadline set: what it
+    awaits is bounded by the deadline itself, and a stage that ends past the deadline is a
+    :class:`GuardTimeout` as if abandoned at it.
     """
     if timeout_s is None:
         return fn()
     if timeout_s <= 0:
         raise GuardTimeout(f"{what}: no time left in the step's budget")
+    if on_loop():
+        return _in_place(fn, timeout_s, what)
     running = abandoned_stages()
     if running >= MAX_ABANDONED:
         raise GuardTimeout(

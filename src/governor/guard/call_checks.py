@@ -83,6 +83,7 @@ class OfferedToolsConstraint(Constraint):
 
     name = OFFERED_TOOLS
     hard = True
+    pure = True
     violation = "tool_not_offered"
     prefix_judgement = PrefixJudgement.EACH_PREFIX
     text = "call only the tools offered, by their exact names"
@@ -126,6 +127,7 @@ class ParallelCallsConstraint(Constraint):
 
     name = NOT_IN_PARALLEL
     hard = True
+    pure = True
     violation = "parallel_calls"
     prefix_judgement = PrefixJudgement.EACH_PREFIX
 

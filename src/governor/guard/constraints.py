@@ -97,6 +97,7 @@ class ToolLTLConstraint(LTLConstraint):
 
     prefix_judgement = PrefixJudgement.EACH_PREFIX
     violation = "rule"
+    pure = True  # a monitor's step over propositions read from the action and the messages
 
     def __init__(self, rule: LTLRule, vocabulary: Vocabulary, checks: Checks | None = None):
         self.rule = rule
@@ -280,6 +281,7 @@ class TextOverlayConstraint(OverlayConstraint):
         super().__init__(overlay, dialogue=dialogue_of)
         self.checks = checks or Checks()
         self.prefix_judgement = _overlay_judgement(overlay)
+        self.pure = overlay.resources.embed is None  # an embedding is a model call
 
     def check(self, traj: Trajectory, action: Any) -> Verdict:
         reply = action if isinstance(action, Reply) else Reply(str(action))

@@ -29,6 +29,7 @@ from governor.backends import backend_from_config
 from governor.backends.base import Backend
 from governor.config import check_range
 from governor.errors import ConfigError, expected
+from governor.feedback import TemplateFeedbackWriter
 from governor.guard.call_checks import CALL_CHECKS
 from governor.guard.constraints import guard_constraints
 from governor.guard.fallback import GuardFallback
@@ -39,6 +40,7 @@ from governor.guard.stores import MemoryStore, SessionStore
 from governor.guard.upstream import UpstreamPolicy
 from governor.guard.value_constraint import value_fallback
 from governor.observer import Observer
+from governor.on_loop import available as on_loop_available
 
 MAX_SESSION_ID = 200
 """The longest session id a client may give."""
@@ -140,6 +142,9 @@ class Guard:
             else ThreadPoolExecutor(max_workers=workers, thread_name_prefix="governor-guard")
         )
         self._upstream = upstream
+        self.on_loop = steps_on_loop(self.observer, self.store, self.supervision)
+        """Whether the sessions' steps run on the caller's event loop (:func:`steps_on_loop`)
+        rather than on the worker threads."""
 
     def close(self) -> None:
         """Stop the worker threads (calls in flight finish first), then let the store close
@@ -213,6 +218,7 @@ class Guard:
                     self.policy.stream,
                     name=name,
                     max_messages=self.max_session_messages,
+                    on_loop=self.on_loop,
                 )
                 self._sessions[stored] = found
                 replaced = self._replaced
@@ -234,3 +240,24 @@ class Guard:
     async def reset(self, session_id: str) -> bool:
         """Forget the trajectory of ``session_id`` (see :meth:`GuardSession.reset`)."""
         return await self.session(session_id).reset()
+
+
+def steps_on_loop(
+    observer: Observer, store: SessionStore, supervision: GuardSupervision | None
+) -> bool:
+    """Whether nothing in a step blocks but what it awaits, so that steps may run on the
+    service's event loop (:mod:`governor.on_loop`): the upstream awaits its HTTP there
+    (``awaits_on_loop``: a plain-http endpoint), every constraint is ``pure``, feedback is
+    written from templates, the store is ``quick`` (in memory, or a SQLite file no other process
+    writes) and no supervisor steps modes. Anything else (a model in-process, an embedding, a
+    safety value, PostgreSQL, a shared store) runs on the worker threads."""
+    policy = observer.policy
+    return (
+        on_loop_available()
+        and supervision is None
+        and isinstance(policy, UpstreamPolicy)
+        and bool(getattr(policy.backend, "awaits_on_loop", False))
+        and type(observer.feedback) is TemplateFeedbackWriter
+        and all(c.pure for c in observer.constraints)
+        and bool(getattr(store, "quick", False))
+    )

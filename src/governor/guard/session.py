@@ -88,6 +88,7 @@ from governor.guard.summary import (
     violation_kinds,
 )
 from governor.observer import Observer
+from governor.on_loop import run_on_loop
 from governor.supervision import SupervisorDecision, SupervisorState
 from governor.supervision.operator import ActKind, OperatorAct
 from governor.trace.record import decision_record
@@ -100,6 +101,11 @@ INLINE_MAX_MESSAGES = 64
 INLINE_MAX_CHARS = 8192
 """The longest saved history (messages, characters of text) an ``inline`` check runs on the event
 loop for: the checks' time grows with the text they read."""
+LOOP_MAX_MESSAGES = 256
+LOOP_MAX_CHARS = 32_768
+"""The largest request (messages, characters of text) whose step runs on the event loop when the
+guard's steps may (:attr:`GuardSession.on_loop`): reading a request is linear in its size, and
+a step on the loop holds every other request for its CPU time. A larger one runs on a thread."""
 
 
 class SyncInLoopError(ConfigError):
@@ -153,8 +159,11 @@ class GuardSession:
         *,
         name: str | None = None,
         max_messages: int = MAX_SESSION_MESSAGES,
+        on_loop: bool = False,
     ) -> None:
         self.id = session_id
+        self.on_loop = on_loop
+        """Whether a call with a small request runs on the caller's event loop (:meth:`_run`)."""
         self.name = session_id if name is None else name
         """What the client calls the session (its stored id without the owner's prefix)."""
         self.max_messages = max_messages
@@ -232,7 +241,14 @@ class GuardSession:
         answered, sent again (a retry; or one with the last step's ``idempotency_key``), is
         answered with that step's reply: no model is called, nothing is committed again."""
         return await self._run(
-            self._respond, messages, tools, sampling or Sampling(), None, idempotency_key, user
+            self._respond,
+            messages,
+            tools,
+            sampling or Sampling(),
+            None,
+            idempotency_key,
+            user,
+            on_loop=self.on_loop and _small(messages),
         )
 
     async def respond_stream(
@@ -318,7 +334,8 @@ class GuardSession:
     ) -> CheckResult:
         """Record ``candidate`` as executed (e.g. the client ran the tool); its verdicts
         (``tools`` as for :meth:`check`)."""
-        return await self._run(self._commit_executed, candidate, messages, tools)
+        small = self.on_loop and _small(messages or ()) and _small((candidate,))
+        return await self._run(self._commit_executed, candidate, messages, tools, on_loop=small)
 
     async def operate(
         self, kind: ActKind | str, *, who: str, why: str, mode: str | None = None
@@ -402,26 +419,45 @@ class GuardSession:
             and not getattr(self.store, "shared", False)  # (a protocol isinstance is slower)
         )
 
-    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+    async def _run(self, fn: Callable[..., T], *args: Any, on_loop: bool = False) -> T:
+        """``fn(*args)`` under the session's locks: on a worker thread; with ``on_loop`` (a step
+        of a guard whose stages may all run there, :func:`~governor.guard.facade.steps_on_loop`)
+        on this event loop (:mod:`governor.on_loop`) when no other thread holds the session.
+        A call on the loop finishes even when its caller is cancelled, as one on a thread does."""
         async with self._lock:
+            if on_loop and self._follows is None and self._thread_lock.acquire(blocking=False):
+                held = asyncio.ensure_future(self._on_loop(fn, *args))
+                return await asyncio.shield(held)
             call = functools.partial(contextvars.copy_context().run, self._locked, fn, *args)
             return await asyncio.get_running_loop().run_in_executor(self._executor, call)
 
+    async def _on_loop(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` run on the loop, the thread lock (taken by the caller) released after."""
+        try:
+            return await run_on_loop(self._holding, fn, *args)
+        finally:
+            self._thread_lock.release()
+
     def _locked(self, fn: Callable[..., T], *args: Any) -> T:
         with self._thread_lock:
-            before, self._follows = self._follows, None
-            if before is not None:
-                with before._thread_lock:  # its running step has saved: read what it saved
-                    self._state = None
-            lock = shared_lock(self.store, self.id)
-            if lock is None:
-                return fn(*args)
-            self._state = None  # another instance may have moved the session on: re-read it
-            try:
-                with lock:
-                    return fn(*args)
-            finally:
+            return self._holding(fn, *args)
+
+    def _holding(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` with the thread lock held: after the replaced guard's step, under the
+        store's lock on the session when the store is shared."""
+        before, self._follows = self._follows, None
+        if before is not None:
+            with before._thread_lock:  # its running step has saved: read what it saved
                 self._state = None
+        lock = shared_lock(self.store, self.id)
+        if lock is None:
+            return fn(*args)
+        self._state = None  # another instance may have moved the session on: re-read it
+        try:
+            with lock:
+                return fn(*args)
+        finally:
+            self._state = None
 
     # ------------------------------------------------------------------ the calls' work
 
@@ -796,6 +832,26 @@ class GuardSession:
         if self.supervision is not None and sup is not None:  # what the supervisor says (unsaved)
             summary["supervision"] = supervision_summary(self.supervision.step(sup, ()), None)
         return GuardReply(reply, decision, {**summary, "kind": how, how: True})
+
+
+def _small(messages: Any) -> bool:
+    """Whether a request's messages (or candidate) are small enough for the event loop
+    (:data:`LOOP_MAX_MESSAGES`, :data:`LOOP_MAX_CHARS`; content other than text: not small)."""
+    if isinstance(messages, str):
+        return len(messages) <= LOOP_MAX_CHARS
+    if not isinstance(messages, Sequence) or len(messages) > LOOP_MAX_MESSAGES:
+        return False
+    total = 0
+    for m in messages:
+        if isinstance(m, str):
+            content: Any = m
+        else:
+            content = m.get("content") if isinstance(m, Mapping) else getattr(m, "content", None)
+        if isinstance(content, str):
+            total += len(content)
+        elif content is not None:
+            return False
+    return total <= LOOP_MAX_CHARS
 
 
 def _replays(c: Constraint) -> bool:

@@ -82,6 +82,9 @@ class SqliteStore:
         self.path = Path(path)
         self.timeout_s = timeout_s
         self.shared = shared
+        self.quick = not shared
+        """A load or a save is a local file's transaction, waiting on no other process (not
+        shared: this process's threads alone write the file)."""
         self.lock_timeout_s = lock_timeout_s
         self._local = threading.local()
         self._open: list[sqlite3.Connection] = []

@@ -1,0 +1,77 @@
+"""Running the guard's synchronous code on the event loop's thread, its I/O awaited there.
+
+The guard's runtime is synchronous: a step proposes, judges, commits and saves in one call
+stack. A service that runs each step on a worker thread pays, per request, for the hand-offs
+between threads and for the threads' contention for the interpreter lock (on a 2-core machine,
+about as much CPU as the step's own work). :func:`run_on_loop` runs such a call in a greenlet
+on the loop's thread instead: the code runs unchanged until it reaches I/O written to be
+awaited (:func:`await_here`: the plain-http upstream client, a retry's back-off), where the
+greenlet hands the awaitable to the event loop and is resumed with its result (or its
+exception), so other requests go on meanwhile. Code that may block any other way (a model run
+in-process, a network store, an embedding model) must not run so: the guard decides per
+policy whether every stage of its step is fit (:func:`governor.guard.facade.Guard` ``on_loop``),
+and runs it on its worker threads otherwise. The greenlet runs in a copy of the caller's
+context, so context variables (LLM-call counting, a stage's deadline) work as on a thread.
+Needs the ``greenlet`` package (in the ``[serve]`` extra): :func:`available` says whether it is
+installed. Imports only the standard library and greenlet.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar, cast
+
+try:
+    import greenlet as _greenlet
+except ImportError:  # pragma: no cover - the [serve] extra installs it
+    _greenlet = None
+
+T = TypeVar("T")
+
+
+def available() -> bool:
+    """Whether code can run on the loop (the ``greenlet`` package is installed)."""
+    return _greenlet is not None
+
+
+if _greenlet is not None:
+
+    class _OnLoop(_greenlet.greenlet):
+        """A greenlet :func:`run_on_loop` drives: its ``parent`` awaits what it hands over."""
+
+
+def on_loop() -> bool:
+    """Whether the calling code runs in :func:`run_on_loop` (so may :func:`await_here`)."""
+    return _greenlet is not None and isinstance(_greenlet.getcurrent(), _OnLoop)
+
+
+def await_here(awaitable: Awaitable[T]) -> T:
+    """The result of ``awaitable``, awaited by the event loop that drives this code: the calling
+    code is suspended meanwhile, other tasks run. Only inside :func:`run_on_loop`
+    (:func:`on_loop`); a RuntimeError elsewhere."""
+    current = None if _greenlet is None else _greenlet.getcurrent()
+    if not isinstance(current, _OnLoop):
+        if hasattr(awaitable, "close"):  # a coroutine never awaited: no warning about it
+            awaitable.close()
+        raise RuntimeError("await_here: expected to run inside run_on_loop, found another caller")
+    return cast(T, current.parent.switch(awaitable))
+
+
+async def run_on_loop(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` run on this event loop's thread, in a copy of the current context; what it
+    hands to :func:`await_here` is awaited here. An exception of ``fn`` is raised here; one of
+    an awaited awaitable (a cancellation included) is raised inside ``fn`` where it awaited."""
+    if _greenlet is None:
+        raise RuntimeError("run_on_loop: expected the greenlet package ([serve] extra), found none")
+    runner = _OnLoop(fn, _greenlet.getcurrent())
+    runner.gr_context = contextvars.copy_context()
+    handed = runner.switch(*args)
+    while not runner.dead:
+        try:
+            value = await handed
+        except BaseException as exc:  # into the code that awaited it (it may handle it)
+            handed = runner.throw(exc)
+        else:
+            handed = runner.switch(value)
+    return cast(T, handed)
