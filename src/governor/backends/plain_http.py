@@ -301,8 +301,8 @@ class AsyncPlainHttp:
 
     async def aclose(self) -> None:
         """Close the running loop's idle connections."""
-        for conn in self._idle.pop(asyncio.get_running_loop(), []):
-            conn.drop()
+        for conn in list(self._idle.pop(asyncio.get_running_loop(), [])):
+            conn.drop()  # which takes it out of the list
 
     def close(self) -> None:
         """Close every loop's idle connections (those of a loop running in another thread on
@@ -460,9 +460,12 @@ class _Answer:
                     view = view[len(view) :]
             if view:
                 self.extra = True  # bytes after the answer
-        except httptools.HttpParserUpgrade:
-            self.fail(PlainBadAnswer("an answer switching protocols, which was not asked for"))
-        except (httptools.HttpParserError, PlainBadAnswer, PlainTooLarge) as exc:
+        except (
+            httptools.HttpParserError,
+            httptools.HttpParserUpgrade,
+            PlainBadAnswer,
+            PlainTooLarge,
+        ) as exc:
             if self.waiter.done():
                 self.extra = True  # after the answer: the connection is not reused
             elif self.failure is not None:
@@ -524,6 +527,8 @@ class _Answer:
         self.in_head = False
         self.status = self.parser.get_status_code()
         self.lines = 0
+        if self.status == 101:
+            self._stop(PlainBadAnswer("an answer switching protocols, which was not asked for"))
         if self.head_only and self.status >= 200:
             self.keep_alive = False  # the parser waits for a body a HEAD answer has not
             self.waiter.set_result((self.status, self.headers, b""))
