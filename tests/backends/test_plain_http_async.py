@@ -141,6 +141,21 @@ class Upstream:
             thread.join(timeout=5)
 
 
+@pytest.fixture(autouse=True, params=["asyncio", "uvloop"])
+def event_loops(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every test on asyncio's event loop and on uvloop's (what ``governor serve`` runs on)."""
+    if request.param == "asyncio":
+        yield
+        return
+    uvloop = pytest.importorskip("uvloop")
+    before = asyncio.get_event_loop_policy()
+    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    try:
+        yield
+    finally:
+        asyncio.set_event_loop_policy(before)
+
+
 @pytest.fixture
 def serve() -> Iterator[Callable[[Script], Upstream]]:
     made: list[Upstream] = []
