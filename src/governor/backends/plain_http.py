@@ -278,20 +278,18 @@ class AsyncPlainHttp:
         if left <= 0:
             raise PlainTimeout("no time left")
         loop = asyncio.get_running_loop()
-        conn: _Connection | None = None
+        conn = self._take(loop)
         try:
-            async with asyncio.timeout(left):
-                conn = self._take(loop)
-                if conn is None:
-                    conn = await self._connect(loop)
-                answer = await conn.exchange(data, max_bytes, method.upper() == "HEAD")
-        except TimeoutError as exc:
-            if conn is not None:
-                conn.drop()
-            raise PlainTimeout("no answer in time") from exc
+            if conn is None:
+                try:
+                    async with asyncio.timeout(left):
+                        conn = await self._connect(loop)
+                except TimeoutError as exc:
+                    raise PlainTimeout("not connected in time") from exc
+            answer = await conn.exchange(data, max_bytes, method.upper() == "HEAD", deadline)
         except BaseException:
             if conn is not None:
-                conn.drop()
+                conn.drop()  # a half-read (or unsent) connection never goes back
             raise
         if conn.reusable():
             self._put_back(loop, conn)
@@ -369,16 +367,24 @@ class _Connection(asyncio.Protocol):
             self.answer.end(exc)
 
     async def exchange(
-        self, data: bytes, max_bytes: int, head_only: bool
+        self, data: bytes, max_bytes: int, head_only: bool, deadline: float
     ) -> tuple[int, list[tuple[str, str]], bytes]:
-        """Send ``data`` and wait for the whole answer."""
+        """Send ``data`` and wait for the whole answer, until ``deadline`` at the latest."""
         self._forget()
         if self.lost or self.transport is None or self.transport.is_closing():
             raise ConnectionResetError("the connection closed before the request was sent")
-        waiter = asyncio.get_running_loop().create_future()
-        self.answer = _Answer(waiter, max_bytes, head_only)
-        self.transport.write(data)
-        return await waiter
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise PlainTimeout("no time left")
+        loop = asyncio.get_running_loop()
+        waiter = loop.create_future()
+        answer = self.answer = _Answer(waiter, max_bytes, head_only)
+        late = loop.call_later(left, answer.late)
+        try:
+            self.transport.write(data)
+            return await waiter
+        finally:
+            late.cancel()
 
     def fit(self) -> bool:
         """Whether an idle connection can carry a request: open, and nothing to read (the end
@@ -490,6 +496,10 @@ class _Answer:
         else:  # the body ends with the connection
             self.keep_alive = False
             self.waiter.set_result((self.status, self.headers, bytes(self.body)))
+
+    def late(self) -> None:
+        """The deadline passed."""
+        self.fail(PlainTimeout("no answer in time"))
 
     def fail(self, exc: BaseException) -> None:
         if not self.waiter.done():
