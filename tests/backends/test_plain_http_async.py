@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import http.client
 import socket
+import struct
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -250,6 +251,18 @@ def test_a_body_ended_by_the_connection_is_bounded(serve: Callable[[Script], Ups
         run(upstream, lambda c: get(c, max_bytes=4999))
 
 
+def test_a_body_ended_by_a_reset_is_an_error(serve: Callable[[Script], Upstream]) -> None:
+    def reset(peer: Peer) -> None:
+        peer.read_request()
+        peer.send(b"HTTP/1.1 200 OK\r\n\r\ncut sho")
+        time.sleep(0.05)
+        peer.conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+    upstream = serve(reset)
+    with pytest.raises(ConnectionResetError):  # not a complete body of 7 bytes
+        run(upstream, get)
+
+
 def test_sequential_requests_share_one_connection(serve: Callable[[Script], Upstream]) -> None:
     upstream = serve(answering(OK))
 
@@ -486,6 +499,19 @@ def test_a_connection_ended_early(
     upstream = serve(answering(answer, then_close=True))
     with pytest.raises(error):
         run(upstream, get)
+
+
+def test_a_head_request_reads_no_body(serve: Callable[[Script], Upstream]) -> None:
+    upstream = serve(answering(b"HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\n", OK))
+
+    async def head_then_get(client: AsyncPlainHttp) -> list[Answer]:
+        head = await client.request("HEAD", "/models", None, soon(), 1000)
+        return [head, await get(client)]
+
+    head, after = run(upstream, head_then_get)
+    assert head == (200, [("Content-Length", "11")], b"")
+    assert after[2] == b'{"a": "hi"}'
+    assert upstream.connections == 2  # not reused: the parser would wait for a body
 
 
 def test_a_cancelled_caller_closes_the_connection(serve: Callable[[Script], Upstream]) -> None:

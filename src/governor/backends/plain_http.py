@@ -239,7 +239,7 @@ class AsyncPlainHttp:
         self._host_line = _header_line("Host", _host_header(self.host, self.port))
         if any(name.lower() == "host" for name in headers):
             self._host_line = b""
-        self._sized = not any(name.lower() == "content-length" for name in headers)
+        self._add_length = not any(name.lower() == "content-length" for name in headers)
         self._lines = b"".join(_header_line(k, v) for k, v in plain.items())
         self._json_lines = b"".join(_header_line(k, v) for k, v in with_json.items())
         self._idle: dict[asyncio.AbstractEventLoop, list[_Connection]] = {}
@@ -260,7 +260,7 @@ class AsyncPlainHttp:
                 f"expected a path without spaces or control characters, found {target!r}"
             )
         head = f"{method} {target} HTTP/1.1\r\n".encode("ascii") + self._host_line
-        if self._sized:
+        if self._add_length:
             if body is not None:
                 head += b"Content-Length: %d\r\n" % len(body)
             elif method.upper() in _METHODS_EXPECTING_BODY:
@@ -320,8 +320,9 @@ class AsyncPlainHttp:
     def _put_back(self, loop: asyncio.AbstractEventLoop, conn: _Connection) -> None:
         idle = self._idle.get(loop)
         if idle is None:
-            for other in [other for other in self._idle if other.is_closed()]:
-                del self._idle[other]  # a loop that ended without aclose()
+            for other, _ in list(self._idle.items()):  # a snapshot: loops in other threads
+                if other.is_closed():
+                    self._idle.pop(other, None)  # a loop that ended without aclose()
             idle = self._idle[loop] = []
         if len(idle) >= IDLE_PER_LOOP:
             conn.drop()
@@ -435,7 +436,8 @@ class _Answer:
         self.quiet = 0  # bytes fed after the head since the parser last called back
         self.heard = False
         self.lines = 0
-        self.sized = False  # Content-Length or chunked: the body does not end with the connection
+        self.length = False  # a Content-Length header
+        self.chunked = False  # chunked last of the transfer codings
         self.keep_alive = False
         self.extra = False  # bytes after the answer
         self.failure: BaseException | None = None
@@ -491,7 +493,7 @@ class _Answer:
                 self.fail(http.client.RemoteDisconnected("the server closed without an answer"))
             else:
                 self.fail(PlainBadAnswer("the connection ended inside the answer's head"))
-        elif self.sized:
+        elif self.length or self.chunked:  # the body was to end before the connection
             self.fail(http.client.IncompleteRead(bytes(self.body)))
         else:  # the body ends with the connection
             self.keep_alive = False
@@ -526,9 +528,9 @@ class _Answer:
             return  # a trailer: checked, not kept (as http.client)
         lowered = name.lower()
         if lowered == b"content-length":
-            self.sized = True
+            self.length = True
         elif lowered == b"transfer-encoding":
-            self.sized = value.rsplit(b",", 1)[-1].strip().lower() == b"chunked"
+            self.chunked = value.rsplit(b",", 1)[-1].strip().lower() == b"chunked"
         self.headers.append((name.decode("latin-1"), value.decode("latin-1")))
 
     def on_headers_complete(self) -> None:
@@ -561,7 +563,7 @@ class _Answer:
         if self.status < 200:  # an interim answer (100 Continue, 103): the answer follows
             self.in_head = True
             self.headers = []
-            self.sized = False
+            self.length = self.chunked = False
             return
         self.keep_alive = self.parser.should_keep_alive()
         self.waiter.set_result((self.status, self.headers, bytes(self.body)))
