@@ -224,8 +224,10 @@ class AsyncPlainHttp:
     Answers are parsed by ``httptools`` (the ``[serve]`` extra; :meth:`available` says whether it is
     installed): a body delimited by ``Content-Length``, chunks or the end of the connection; a head
     of at most 64 KiB and 100 headers; a body of at most ``max_bytes``; every other line of an
-    answer (a chunk's size, a trailer) at most 64 KiB, counted per read. :meth:`aclose` closes the
-    running loop's idle connections, :meth:`close` those of every loop.
+    answer (a chunk's size, a trailer) at most 64 KiB, counted per read. Connecting and the whole
+    answer are each bounded by the time left before the deadline. :meth:`aclose` closes the
+    running loop's idle connections (await it before a loop ends: a closed loop's connections can
+    only be forgotten), :meth:`close` those of every loop.
     """
 
     def __init__(self, base_url: str, headers: Mapping[str, str]) -> None:

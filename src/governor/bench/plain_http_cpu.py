@@ -27,16 +27,17 @@ import time
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from governor.backends.plain_http import AsyncPlainHttp, PlainHttp
-from governor.bench.service.stub import Stub
 from governor.config import check_range, option
 from governor.errors import ConfigError
 from governor.files import write_json
 from governor.flags import Subcommands, add_dataclass_args, dataclass_from_args
+
+if TYPE_CHECKING:
+    from governor.backends.plain_http import AsyncPlainHttp, PlainHttp
 
 BODY = json.dumps(
     {"model": "stub", "messages": [{"role": "user", "content": "Which trails are open today?"}]},
@@ -103,6 +104,9 @@ def _runner() -> tuple[str, Callable[[Coroutine[Any, Any, None]], None]]:
 def run(cfg: PlainHttpBenchConfig) -> dict[str, Any]:
     """``{"config", "loop", "rows": [{"client", "cpu_us", "wall_us"}]}``: per request, the
     median over rounds."""
+    from governor.backends.plain_http import AsyncPlainHttp, PlainHttp
+    from governor.bench.service.stub import Stub
+
     if not AsyncPlainHttp.available():
         raise ConfigError("bench plain-http: expected httptools (the [serve] extra), found none")
     loop_name, runner = _runner()
