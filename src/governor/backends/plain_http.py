@@ -173,12 +173,14 @@ def _wait_at_most(conn: http.client.HTTPConnection, deadline: float) -> None:
 
 def _readable(sock: socket.socket) -> bool:
     """Whether an idle socket has something to read (for a kept connection: the server closed
-    it, or sent bytes nobody asked for; either way it cannot carry the next request)."""
+    it, or sent bytes nobody asked for; either way it cannot carry the next request). ``poll``,
+    not ``select``: a process with many connections has descriptors past ``select``'s 1024."""
     try:
-        ready, _, _ = select.select([sock], [], [], 0)
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        return bool(poller.poll(0))
     except (OSError, ValueError):
         return True
-    return bool(ready)
 
 
 # --- the same requests, awaited on an event loop -------------------------------------------------
