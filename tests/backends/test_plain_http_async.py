@@ -89,6 +89,7 @@ class Upstream:
         self.ended = 0
         self.requests: list[bytes] = []
         self.client_closed = threading.Event()
+        self.unasked_sent = threading.Event()
         self._lock = threading.Lock()
         self._conns: list[socket.socket] = []
         self._threads: list[threading.Thread] = []
@@ -186,6 +187,7 @@ def answering(
                 time.sleep(pause)
             if unasked:
                 peer.send(unasked)
+                peer.upstream.unasked_sent.set()
             if then_close:
                 return
 
@@ -332,7 +334,8 @@ def test_bytes_nobody_asked_for_retire_a_connection(
 
     async def two(client: AsyncPlainHttp) -> list[bytes]:
         first = (await get(client))[2]
-        await asyncio.sleep(0.1)  # with the answer or while the connection is idle
+        assert upstream.unasked_sent.wait(5)  # with the answer or while the connection is idle
+        await asyncio.sleep(0.05)
         return [first, (await get(client))[2]]
 
     assert run(upstream, two) == [b'{"a": "hi"}'] * 2  # never the unasked answer
