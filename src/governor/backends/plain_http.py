@@ -353,8 +353,9 @@ class _Connection(asyncio.Protocol):
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
         sock = transport.get_extra_info("socket")
         if sock is not None:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self._poll.register(sock.fileno(), select.POLLIN)
+            with contextlib.suppress(OSError):  # already closed: fit() will say so
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                self._poll.register(sock.fileno(), select.POLLIN)
 
     def data_received(self, data: bytes) -> None:
         if self.answer is None:  # bytes nobody asked for: the connection cannot carry a request
