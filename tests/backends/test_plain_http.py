@@ -5,6 +5,8 @@ use (no request sent twice, no error); proxies, https and test transports go thr
 from __future__ import annotations
 
 import json
+import os
+import resource
 import socket
 import threading
 import time
@@ -14,7 +16,7 @@ import httpx
 import pytest
 
 from governor.backends import OpenAIBackend
-from governor.backends.plain_http import plain_http_usable
+from governor.backends.plain_http import _readable, plain_http_usable
 from governor.config import BackendConfig
 
 ANSWER = {
@@ -121,3 +123,22 @@ def test_proxies_https_and_transports_go_through_httpx(monkeypatch: pytest.Monke
     assert not plain_http_usable("http://127.0.0.1:9/v1")
     with OpenAIBackend(config) as b:
         assert b._plain is None
+
+
+def test_an_idle_socket_past_descriptor_1024_is_read_as_idle() -> None:
+    """A kept connection numbered past ``select``'s limit is not taken for a closed one (which
+    would open a new connection for every request of a busy process)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 2048:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(2048, hard), hard))
+    ours, theirs = socket.socketpair()
+    high = socket.socket(fileno=os.dup2(ours.fileno(), 1500))
+    try:
+        assert not _readable(high)
+        theirs.sendall(b"x")
+        assert _readable(high)
+    finally:
+        high.close()
+        ours.close()
+        theirs.close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

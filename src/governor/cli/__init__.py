@@ -78,7 +78,7 @@ def _trace_show(args: argparse.Namespace, console: Console) -> int:
 
 
 def build_parser() -> Parser:
-    from governor.bench import ltl_speed, serve_limits, store_cycle
+    from governor.bench import ltl_speed, plain_http_cpu, serve_limits, store_cycle
     from governor.bench.service import latency as serve_bench
     from governor.cli.conversation import (
         add_audit_parser,
@@ -129,6 +129,7 @@ def build_parser() -> Parser:
     serve_bench.add_parser(bench)
     supervision.add_parser(bench)
     store_cycle.add_parser(bench)
+    plain_http_cpu.add_parser(bench)
     serve_limits.add_parser(bench)
     models_bench.add_parser(bench)
     agentdojo_bench.add_parser(bench)
