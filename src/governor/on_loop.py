@@ -18,7 +18,9 @@ installed. Imports only the standard library and greenlet.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
@@ -56,6 +58,23 @@ def await_here(awaitable: Awaitable[T]) -> T:
             awaitable.close()
         raise RuntimeError("await_here: expected to run inside run_on_loop, found another caller")
     return cast(T, current.parent.switch(awaitable))
+
+
+def sleep(seconds: float) -> None:
+    """Pause the calling code: awaited on the loop (other tasks run meanwhile) inside
+    :func:`run_on_loop`, slept elsewhere."""
+    if on_loop():
+        await_here(asyncio.sleep(seconds))
+    else:
+        time.sleep(seconds)
+
+
+def blocking(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)``, which may wait: on a worker thread, awaited, inside :func:`run_on_loop`
+    (the loop goes on meanwhile); called in place elsewhere."""
+    if on_loop():
+        return await_here(asyncio.to_thread(fn, *args))
+    return fn(*args)
 
 
 async def run_on_loop(fn: Callable[..., T], *args: Any) -> T:

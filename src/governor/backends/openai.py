@@ -46,7 +46,13 @@ from governor.backends.openai_answers import (
     token_counts,
 )
 from governor.backends.openai_stream import StreamReader
-from governor.backends.plain_http import PlainHttp, PlainTimeout, PlainTooLarge, plain_http_usable
+from governor.backends.plain_http import (
+    AsyncPlainHttp,
+    PlainHttp,
+    PlainTimeout,
+    PlainTooLarge,
+    plain_http_usable,
+)
 from governor.config import BackendConfig
 from governor.errors import (
     BackendError,
@@ -58,6 +64,8 @@ from governor.errors import (
     expected,
 )
 from governor.files import json_loads
+from governor.on_loop import available as on_loop_available
+from governor.on_loop import await_here, on_loop, sleep
 from governor.usage import Usage
 
 log = logging.getLogger(__name__)
@@ -92,6 +100,7 @@ class OpenAIBackend(Backend):
             headers["Authorization"] = f"Bearer {config.api_key}"
         self._client = httpx.Client(headers=headers, timeout=config.timeout_s, transport=transport)
         self._plain: PlainHttp | None = None
+        self._aplain: AsyncPlainHttp | None = None
         if transport is None and plain_http_usable(self.base_url):
             kept = {
                 k.decode("latin-1"): v.decode("latin-1")
@@ -99,7 +108,9 @@ class OpenAIBackend(Backend):
                 if k.lower() not in (b"accept-encoding", b"connection")
             }
             self._plain = PlainHttp(self.base_url, kept)
-        self._sleep: Callable[[float], None] = time.sleep
+            if AsyncPlainHttp.available() and on_loop_available():
+                self._aplain = AsyncPlainHttp(self.base_url, kept)
+        self._sleep: Callable[[float], None] = sleep  # awaited on the loop
         self.breaker = CircuitBreaker(
             config.breaker_failures, config.breaker_cooldown_s, name=self.name
         )
@@ -119,6 +130,14 @@ class OpenAIBackend(Backend):
         self._client.close()
         if self._plain is not None:
             self._plain.close()
+        if self._aplain is not None:
+            self._aplain.close()
+
+    @property
+    def awaits_on_loop(self) -> bool:
+        """Whether a call of this backend run on the event loop (:mod:`governor.on_loop`) awaits
+        its HTTP there, blocking nothing (a plain-http endpoint read whole)."""
+        return self._aplain is not None
 
     def __enter__(self) -> OpenAIBackend:
         return self
@@ -317,9 +336,14 @@ class OpenAIBackend(Backend):
             text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
             payload = text.encode("utf-8")  # the bytes httpx's json= writes
         try:
-            status, headers, content = self._plain.request(
-                method, path, payload, deadline, MAX_RESPONSE_BYTES
-            )
+            if self._aplain is not None and on_loop():
+                status, headers, content = await_here(
+                    self._aplain.request(method, path, payload, deadline, MAX_RESPONSE_BYTES)
+                )
+            else:
+                status, headers, content = self._plain.request(
+                    method, path, payload, deadline, MAX_RESPONSE_BYTES
+                )
         except PlainTimeout as exc:
             raise late from exc
         except PlainTooLarge as exc:

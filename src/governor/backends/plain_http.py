@@ -33,7 +33,7 @@ import socket
 import threading
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Coroutine, Mapping
 from typing import Any, cast
 from urllib.parse import urlsplit
 
@@ -328,6 +328,7 @@ class AsyncPlainHttp:
                 if other.is_closed():
                     self._idle.pop(other, None)  # a loop that ended without aclose()
             idle = self._idle[loop] = []
+            _close_with_loop(idle)
         if len(idle) >= IDLE_PER_LOOP:
             conn.drop()
             return
@@ -591,6 +592,31 @@ def _header_line(name: str, value: str) -> bytes:
     if _ILLEGAL_HEADER_VALUE(raw_value):
         raise ValueError(f"expected a header value without line breaks, found {value!r}")
     return raw_name + b": " + raw_value + b"\r\n"
+
+
+async def _closer(idle: list[_Connection]) -> AsyncIterator[None]:
+    """Suspended until its loop shuts down, then closes the loop's idle connections."""
+    try:
+        yield
+    finally:
+        for conn in list(idle):
+            conn.drop()
+
+
+_CLOSERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _close_with_loop(idle: list[_Connection]) -> None:
+    """Close the running loop's idle connections ``idle`` while that loop shuts down, before it
+    closes (a transport of a closed loop cannot be closed: it would leak its socket). The hook is
+    asyncio's own for async generators: ``asyncio.run`` (and uvicorn, which runs on it) finalises
+    every started one, while the loop still runs, before closing it."""
+    closer = _closer(idle)
+    with contextlib.suppress(StopIteration):
+        cast(Coroutine[Any, Any, None], closer.__anext__()).send(None)  # started: now finalised
+    _CLOSERS.setdefault(asyncio.get_running_loop(), []).append(closer)  # (the set is weak)
 
 
 def _close_idle(idle: dict[asyncio.AbstractEventLoop, list[_Connection]]) -> None:

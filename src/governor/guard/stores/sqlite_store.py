@@ -35,6 +35,7 @@ from governor.guard.stores.base import (
     message_range,
     with_messages,
 )
+from governor.on_loop import blocking, on_loop, sleep
 from governor.sqlite import use_wal
 
 SCHEMA = (
@@ -82,9 +83,10 @@ class SqliteStore:
         self.path = Path(path)
         self.timeout_s = timeout_s
         self.shared = shared
-        self.quick = not shared
-        """A load or a save is a local file's transaction, waiting on no other process (not
-        shared: this process's threads alone write the file)."""
+        self.quick = True
+        """A load or a save is a local file's transaction; what it may wait for (another
+        process's lock on a session, another connection's write) is awaited on the event loop
+        inside :func:`governor.on_loop.run_on_loop`, never slept there."""
         self.lock_timeout_s = lock_timeout_s
         self._local = threading.local()
         self._open: list[sqlite3.Connection] = []
@@ -178,7 +180,7 @@ class SqliteStore:
         start, texts = encoded_messages(session_id, messages)
         now = time.time()
         try:
-            with self._db() as db, _immediate(db):  # the state and its decision, or neither
+            with self._db() as db, _immediate(db, self.timeout_s):  # state and decision, or neither
                 if messages is not None:
                     db.execute(
                         "DELETE FROM messages WHERE session = ? AND i >= ?", (session_id, start)
@@ -242,19 +244,44 @@ class SqliteStore:
 
 
 @contextmanager
-def _immediate(db: sqlite3.Connection) -> Iterator[None]:
-    """One write transaction taken at its start (``BEGIN IMMEDIATE``: the write lock waits in the
-    busy handler, never fails half-way as a read turned write can), committed at the end or
-    rolled back on any error."""
+def _immediate(db: sqlite3.Connection, timeout_s: float) -> Iterator[None]:
+    """One write transaction taken at its start (``BEGIN IMMEDIATE``: the write lock is waited
+    for, never fails half-way as a read turned write can), committed at the end or rolled back
+    on any error. The wait is SQLite's busy handler on a thread; on the event loop
+    (:func:`governor.on_loop.on_loop`), where the handler's sleeps would hold every other
+    request, the lock is tried at once and again after pauses awaited on the loop."""
     if db.in_transaction:
         db.rollback()
-    db.execute("BEGIN IMMEDIATE")
+    if on_loop():
+        _begin_yielding(db, timeout_s)
+    else:
+        db.execute("BEGIN IMMEDIATE")
     try:
         yield
     except BaseException:
         db.rollback()
         raise
     db.commit()
+
+
+def _begin_yielding(db: sqlite3.Connection, timeout_s: float) -> None:
+    """``BEGIN IMMEDIATE`` without SQLite's busy handler: at once when the file is free, else
+    again after an awaited pause (0.5 ms doubling up to 20 ms) for up to ``timeout_s``. The
+    event loop's connection writes only here, so its busy timeout stays 0."""
+    db.execute("PRAGMA busy_timeout = 0")
+    deadline, pause = time.monotonic() + timeout_s, 0.0005
+    while True:
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as exc:
+            busy = (
+                getattr(exc, "sqlite_errorcode", sqlite3.SQLITE_BUSY) & 0xFF == sqlite3.SQLITE_BUSY
+            )
+            if not busy or time.monotonic() + pause > deadline:
+                raise
+        sleep(pause)
+        pause = min(pause * 2, 0.02)
 
 
 class _FileLocks:
@@ -290,7 +317,9 @@ class _FileLocks:
         with self._slots_lock:
             local = self._slots.setdefault(slot, threading.Lock())
         deadline = time.monotonic() + self.timeout_s
-        if not local.acquire(timeout=self.timeout_s):
+        # on the event loop another call there may hold it: wait on a thread, not the loop
+        got = local.acquire(blocking=False) or blocking(local.acquire, True, self.timeout_s)
+        if not got:
             raise StoreError(f"session store: {what}: {self._late()}")
         try:
             self._lock(slot, what, deadline)
@@ -318,7 +347,7 @@ class _FileLocks:
                     raise StoreError(f"session store: {what}: cannot lock: {exc}") from exc
             if time.monotonic() + pause > deadline:
                 raise StoreError(f"session store: {what}: {self._late()}")
-            time.sleep(pause)
+            sleep(pause)  # awaited on the event loop
             pause = min(pause * 2, 0.02)
 
     def _same_file(self, what: str) -> None:
