@@ -360,8 +360,8 @@ class OpenAIBackend(Backend):
             if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
         ]
         return httpx.Response(
-            status, headers=kept, content=content, request=httpx.Request(method, url)
-        )
+            status, headers=kept, content=content
+        )  # (no request: nothing reads it)
 
     def _decode(self, response: httpx.Response, path: str) -> dict[str, Any]:
         try:

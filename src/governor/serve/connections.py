@@ -5,6 +5,7 @@ sends a request's head a byte at a time keeps its connection (and a slot of
 ``limit_concurrency``) for as long as it likes. :func:`head_timeout_protocol` is uvicorn's
 httptools protocol (h11 where httptools is absent) with one more timer: armed when a connection opens and whenever it waits for its next
 request, cancelled when a request's head was read; when it fires first the connection is closed.
+Its writes within one turn of the loop leave in one system call (a response's head and body).
 :func:`uvicorn_options` gathers the connection settings of ``governor serve``. Imports uvicorn
 (the ``[serve]`` extra) when called.
 """
@@ -53,6 +54,36 @@ class _HeadTimer:
         super().connection_lost(exc)  # type: ignore[misc]
 
 
+class _Coalesced:
+    """A transport whose writes within one turn of the event loop leave as one: uvicorn writes a
+    response's head and its body separately, two system calls and two packets where one does.
+    The bytes are sent at the end of the turn (``call_soon``), in order, before any close."""
+
+    __slots__ = ("_held", "_loop", "_transport")
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._held: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        if not self._held:
+            self._loop.call_soon(self._send)
+        self._held.append(data)
+
+    def _send(self) -> None:
+        held, self._held = self._held, []
+        if held and not self._transport.is_closing():
+            self._transport.write(held[0] if len(held) == 1 else b"".join(held))
+
+    def close(self) -> None:
+        self._send()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
 def head_timeout_protocol(seconds: float) -> type[asyncio.Protocol]:
     """uvicorn's httptools protocol (its h11 one where httptools is not installed), closing a
     connection whose request head takes over ``seconds``."""
@@ -63,6 +94,9 @@ def head_timeout_protocol(seconds: float) -> type[asyncio.Protocol]:
 
     class HttpToolsHeadTimeoutProtocol(_HeadTimer, HttpToolsProtocol):
         head_seconds = seconds
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(_Coalesced(transport, self.loop))
 
         def on_headers_complete(self) -> None:
             self._disarm()  # a request's head was read
