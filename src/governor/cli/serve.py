@@ -479,13 +479,15 @@ def build_app(args: argparse.Namespace, console: Console) -> Any:
             and old.policy.upstream.backend_config() == (policy.upstream.backend_config())
         ):
             backend = old.backend
-        return Guard.from_policy(
+        guard = Guard.from_policy(
             policy,
             backend=backend,
             store=store,
             max_session_messages=args.max_session_messages,
             replaces=old,
         )
+        guard.warm()  # the first requests cost what later ones do
+        return guard
 
     if files:
         policies = ServedPolicies.from_files(files, build, namespaced=namespaced)

@@ -18,6 +18,7 @@ observers.
 
 from __future__ import annotations
 
+import logging
 import threading
 import weakref
 from collections import OrderedDict
@@ -41,6 +42,8 @@ from governor.guard.upstream import UpstreamPolicy
 from governor.guard.value_constraint import value_fallback
 from governor.observer import Observer
 from governor.on_loop import available as on_loop_available
+
+log = logging.getLogger(__name__)
 
 MAX_SESSION_ID = 200
 """The longest session id a client may give."""
@@ -81,6 +84,12 @@ def client_id(session_id: Any, longest: int) -> str:
 
 WORKERS = 32
 """Threads for the blocking work of all sessions of one guard (mostly waiting on the upstream)."""
+
+
+WARM_SESSION = "governor-warm-up"
+WARM_USER = "Hi! I went hiking by the lake this weekend."
+WARM_REPLY = "Oh nice, that sounds lovely! What did you enjoy most about it?"
+"""What :meth:`Guard.warm` judges."""
 
 
 class Guard:
@@ -145,6 +154,25 @@ class Guard:
         self.on_loop = steps_on_loop(self.observer, self.store, self.supervision)
         """Whether the sessions' steps run on the caller's event loop (:func:`steps_on_loop`)
         rather than on the worker threads."""
+
+    def warm(self) -> None:
+        """Load what the checks load on first use (overlay resources, compiled patterns), so that
+        the first requests cost what later ones do: one reply judged in a throwaway session (in
+        memory of its own, never saved, no model called). A failure is logged, not raised: the
+        same check fails closed when a request makes it."""
+        session = GuardSession(
+            WARM_SESSION,
+            self.observer,
+            MemoryStore(),
+            self.policy.fallbacks,
+            None,
+            self.supervision,
+            self.policy.stream,
+        )
+        try:
+            session.check_sync(WARM_REPLY, messages=[{"role": "user", "content": WARM_USER}])
+        except Exception as exc:
+            log.warning("warm-up check failed: %s: %s", type(exc).__name__, exc)
 
     def close(self) -> None:
         """Stop the worker threads (calls in flight finish first), then let the store close
