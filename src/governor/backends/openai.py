@@ -20,7 +20,6 @@ and the usage meter.
 from __future__ import annotations
 
 import http.client
-import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -58,6 +57,7 @@ from governor.errors import (
     expected,
 )
 from governor.files import json_loads
+from governor.jsontext import compact_bytes
 from governor.usage import Usage
 
 log = logging.getLogger(__name__)
@@ -312,10 +312,7 @@ class OpenAIBackend(Backend):
         errors as through httpx)."""
         url = f"{self.base_url}{path}"
         assert self._plain is not None
-        payload = None
-        if body is not None:
-            text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-            payload = text.encode("utf-8")  # the bytes httpx's json= writes
+        payload = None if body is None else compact_bytes(body)  # the JSON httpx's json= writes
         try:
             status, headers, content = self._plain.request(
                 method, path, payload, deadline, MAX_RESPONSE_BYTES
