@@ -23,7 +23,7 @@ from governor.core import (
     Verdict,
 )
 from governor.errors import ConfigError, expected
-from governor.trace.jsonable import from_json_float, to_jsonable
+from governor.trace.jsonable import fields_jsonable, from_json_float, to_jsonable
 from governor.usage import Usage
 
 
@@ -91,7 +91,11 @@ class _VerdictRecords:
     def __call__(self, v: Verdict) -> dict[str, Any]:
         done = self._done.get(id(v))
         if done is None:
-            done = self._done[id(v)] = v, {**to_jsonable(v), "severity": v.severity.name}
+            if type(v) is Verdict:  # its fields but the severity converted, that by name
+                out = fields_jsonable(v, {"severity": v.severity.name})
+            else:
+                out = {**to_jsonable(v), "severity": v.severity.name}
+            done = self._done[id(v)] = v, out
         return dict(done[1])
 
 
