@@ -107,11 +107,18 @@ class ToolLTLConstraint(LTLConstraint):
         )
         self._what_if: dict[tuple[Any, ...], Verdict] = {}
         self._steps: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self._start: MonitorSetState | None = None
 
     # The memory is a ToolMonitorState (the monitors' state plus the sums); ``_state`` unwraps it
     # for the inherited check, so these two overrides widen what the base class keeps.
     def initial_state(self, observation: Any) -> ToolMonitorState:  # type: ignore[override]
-        return ToolMonitorState(self.monitors.start(frozenset()), {})
+        """The memory of a new session: the monitors after the start (no labels: the same for
+        every observation, computed once; immutable, so every session shares it) and sums of
+        its own."""
+        start = self._start
+        if start is None:
+            start = self._start = self.monitors.start(frozenset())
+        return ToolMonitorState(start, {})
 
     def memory(self, traj: Trajectory) -> ToolMonitorState:
         """This rule's state in ``traj`` (the initial one before anything was kept)."""
