@@ -116,6 +116,8 @@ def as_tools(
             f"{backend.name}: tools: expected none (this backend has no tool calling),"
             f" found {len(given)}"
         )
+    if all(type(tool) is dict for tool in given) and is_json(list(given)):
+        return given  # every schema at once (the usual case: objects read from JSON)
     for i, tool in enumerate(given):
         if not (isinstance(tool, Mapping) and is_json(dict(tool))):
             raise ConfigError(f"tools[{i}]: {expected('a JSON-safe tool schema object', tool)}")

@@ -70,7 +70,7 @@ class SharedStore(SessionStore, Protocol):
 
 def shared_lock(store: SessionStore, session_id: str) -> AbstractContextManager[None] | None:
     """The lock of ``session_id`` in a shared store; None for a store of one process."""
-    if isinstance(store, SharedStore) and store.shared:
+    if getattr(store, "shared", False) and isinstance(store, SharedStore):  # cheap test first
         return store.locked(session_id)
     return None
 
