@@ -7,7 +7,6 @@ rebuilds the decision for replay.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -56,7 +55,7 @@ def decision_record(
             "latency_ms": {stage: 1000.0 * s for stage, s in decision.latency.items()},
             "step_latency_ms": 1000.0 * step_seconds(decision.latency),
             "usage": dict(decision.usage),
-            "usage_total": {**dataclasses.asdict(total), "tokens": total.tokens},
+            "usage_total": {**fields_jsonable(total, {}), "tokens": total.tokens},
             "feedback": decision.feedback,
             "verdicts": None,
             "attempts": [
