@@ -23,7 +23,7 @@ import http.client
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any, TypeVar
 
 import httpx
@@ -332,9 +332,8 @@ class OpenAIBackend(Backend):
             for k, v in headers
             if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
         ]
-        return httpx.Response(
-            status, headers=kept, content=content, request=httpx.Request(method, url)
-        )
+        request = httpx.Request(method, _parsed_url(url))
+        return httpx.Response(status, headers=kept, content=content, request=request)
 
     def _decode(self, response: httpx.Response, path: str) -> dict[str, Any]:
         try:
@@ -369,6 +368,12 @@ class OpenAIBackend(Backend):
         keys = ", ".join(sorted(map(str, data))) or "none"
         found = self._excerpt(repr(found), 120)
         return BackendResponseError(f"{self.name}: expected {what}, found {found} (keys: {keys})")
+
+
+@lru_cache(maxsize=256)
+def _parsed_url(url: str) -> httpx.URL:
+    """``url`` parsed once (an httpx.URL is immutable; a backend asks a few paths only)."""
+    return httpx.URL(url)
 
 
 def _retry_after(response: httpx.Response) -> float | None:
