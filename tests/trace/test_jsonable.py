@@ -135,3 +135,13 @@ def test_plain_children_of_lists_dicts_and_dataclasses_keep_their_conversion() -
     assert out == {"k": [{"a": {"1": [2.5, None]}, "b": 0.5}]}
     assert type(to_jsonable([np.float64(2.0)])[0]) is float
     assert type(to_jsonable(Row(Level.HIGH))["a"]) is int
+
+
+def test_an_object_that_says_it_is_a_string_is_converted_as_one() -> None:
+    class Posing:
+        __class__ = str  # type: ignore[assignment]
+
+        def __str__(self) -> str:
+            return "posing"
+
+    assert to_jsonable([Posing(), {"k": Posing()}]) == ["posing", {"k": "posing"}]

@@ -51,7 +51,7 @@ def _jsonable(obj: Any, depth: int, seen: set[int]) -> Any:
         kind = _KINDS.get(cls)
         if kind is None:
             kind = _kind_of(cls)
-        if kind is _SCALAR:
+        if kind is _SCALAR or (kind is _OTHER and isinstance(obj, _SCALARS)):  # a proxy too
             return _scalar(obj, depth, seen)
         key = id(obj)
         if depth >= _MAX_DEPTH or key in seen:
