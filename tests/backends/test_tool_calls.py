@@ -4,7 +4,10 @@ refused by a backend without tool calling; every call counted once."""
 
 from __future__ import annotations
 
+import datetime
+import enum
 import json
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -127,11 +130,18 @@ def test_tools_for_a_backend_without_tool_calling_are_refused_uncounted() -> Non
     assert backend.chat("hi", tools=None).text == "hello"
 
 
+class _Plain(enum.Enum):
+    A = 1
+
+
 def test_tool_schemas_must_be_json_safe_objects(make_backend: MakeBackend) -> None:
     with pytest.raises(ConfigError, match=r"tools\[1\]: expected a JSON-safe tool schema object"):
         make_backend().chat("hi", tools=[TOOLS[0], {"function": {1, 2}}])
     with pytest.raises(ConfigError, match=r"tools\[0\]"):
         make_backend().chat("hi", tools=["send_email"])  # type: ignore[list-item]
+    for odd in (uuid.UUID(int=1), datetime.date(2024, 1, 1), _Plain.A):  # JSON to orjson only
+        with pytest.raises(ConfigError, match=r"tools\[1\]: expected a JSON-safe"):
+            make_backend().chat("hi", tools=[TOOLS[0], {"function": {"name": odd}}])
 
 
 def test_messages_hold_the_rules_of_their_roles() -> None:

@@ -158,3 +158,35 @@ def test_another_kind_of_stateful_constraint_is_committed_message_by_message() -
     assert traj.memory["counting"] == (t, ({"name": "search"},))
     rules = [c.name for c in guard.observer.constraints if isinstance(c, ToolLTLConstraint)]
     assert all(traj.memory[n] == expected[n] for n in rules)
+
+
+@pytest.mark.parametrize("name", ["support", "bench"])
+@pytest.mark.parametrize("seed", range(3))
+def test_a_commit_after_checks_of_other_candidates_is_the_plain_commit(
+    name: str, seed: int
+) -> None:
+    """A rule reuses the labels its check predicted for the committed action; checking other
+    candidates (and the calls of each alone) first changes nothing the commit keeps."""
+    guard = guard_of(name)
+    messages = conversation_from(history(seed, SUPPORT_TOOLS if name == "support" else TOOL_NAMES))
+    expected = one_by_one(guard_of(name), messages)
+    observer = guard.observer
+    replies = [reply_of(m) for m in messages if m.role == "assistant"]
+    traj = Trajectory(
+        Conversation(()), memory={c.name: c.initial_state(None) for c in observer.constraints}
+    )
+    for k, (i, m) in enumerate((i, m) for i, m in enumerate(messages) if m.role == "assistant"):
+        before = Trajectory(Conversation(History(messages, i)), memory=traj.memory)
+        executed = reply_of(m)
+        others = [replies[(k + 1) % len(replies)], replies[(k + 7) % len(replies)]]
+        for candidate in [others[0], executed, others[1]][: 1 + k % 3]:
+            observer.verdicts(before, candidate)
+        decision = Decision(DecisionKind.EXECUTE, executed, reason="executed")
+        traj = observer.commit(before, decision, Conversation(History(messages, i + 1)))
+    rules = [c for c in observer.constraints if isinstance(c, ToolLTLConstraint)]
+    assert any(c._predicted is not None for c in rules)
+    for c in rules:
+        got, want = traj.memory[c.name], expected[c.name]
+        assert got.monitors == want.monitors, c.name
+        assert dict(got.sums) == dict(want.sums) and got.seen == want.seen, c.name
+        assert got.sums is not want.sums

@@ -97,6 +97,29 @@ def test_two_sessions_never_mix() -> None:
     assert b.state.messages[0].content == "email"
 
 
+def test_new_sessions_start_from_one_initial_memory_and_share_nothing_after() -> None:
+    guard, _ = tool_guard([])
+    a, b = guard.session("a"), guard.session("b")
+    start_a, start_b = a.state.memory["transfer_cap"], b.state.memory["transfer_cap"]
+    assert start_a.monitors is start_b.monitors  # computed once: immutable
+    assert start_a.sums == start_b.sums == {} and start_a.sums is not start_b.sums
+    for s in (a, b):
+        assert s.commit_sync(json_call("verify_identity")).admissible
+    assert a.commit_sync(json_call("transfer_funds", amount=70)).admissible
+    assert a.commit_sync(json_call("read_secret")).admissible
+    assert not a.check_sync(json_call("transfer_funds", amount=40)).admissible
+    assert not a.check_sync(json_call("send_email", to="x")).admissible
+    # b, and a session started after a's steps, see none of them
+    assert b.check_sync(json_call("transfer_funds", amount=90)).admissible
+    assert b.check_sync(json_call("send_email", to="x")).admissible
+    c = guard.session("c")
+    assert c.state.memory["transfer_cap"].monitors is start_a.monitors
+    assert c.state.memory["transfer_cap"].sums == {}
+    assert c.commit_sync(json_call("verify_identity")).admissible
+    assert c.check_sync(json_call("transfer_funds", amount=100)).admissible
+    assert c.check_sync(json_call("send_email", to="x")).admissible
+
+
 class SlowStore(MemoryStore):
     """Saves slowly, so that unserialised calls on one session would lose updates."""
 

@@ -4,6 +4,7 @@ verdicts, each converted once."""
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
 import math
 from typing import Any
@@ -103,3 +104,44 @@ def test_each_verdict_record_is_its_own_dict_with_the_severity_by_name() -> None
     assert back.verdicts[0] == shared and back.attempts[0].verdicts[1][1].deviation == 0.25
     record["verdicts"][0]["descriptor"] = "changed"
     assert first[0]["descriptor"] == second[0]["descriptor"] == "warm"
+
+
+@dataclasses.dataclass
+class Row:
+    a: Any
+    b: Any = 0.5
+
+
+class Level(enum.IntEnum):
+    HIGH = 2
+
+
+class Bag(dict):  # type: ignore[type-arg]
+    """A dict subclass: converted as a mapping, its values through the general path."""
+
+
+def test_plain_children_of_lists_dicts_and_dataclasses_keep_their_conversion() -> None:
+    odd = [math.nan, math.inf, -math.inf, np.float64(1.5), np.int64(3), Level.HIGH, True, 2**70]
+    want = ["NaN", "Infinity", "-Infinity", 1.5, 3, 2, True, 2**70]
+    assert to_jsonable(odd) == want
+    assert to_jsonable(tuple(odd)) == want
+    assert to_jsonable({str(i): v for i, v in enumerate(odd)}) == {
+        str(i): v for i, v in enumerate(want)
+    }
+    assert to_jsonable(Bag(x=math.inf, y=1.0)) == {"x": "Infinity", "y": 1.0}
+    assert to_jsonable([Row(v) for v in odd]) == [{"a": v, "b": 0.5} for v in want]
+    assert to_jsonable(Row(-0.0, 1e308)) == {"a": -0.0, "b": 1e308}
+    out = to_jsonable({"k": [Row({1: (2.5, None)})]})
+    assert out == {"k": [{"a": {"1": [2.5, None]}, "b": 0.5}]}
+    assert type(to_jsonable([np.float64(2.0)])[0]) is float
+    assert type(to_jsonable(Row(Level.HIGH))["a"]) is int
+
+
+def test_an_object_that_says_it_is_a_string_is_converted_as_one() -> None:
+    class Posing:
+        __class__ = str  # type: ignore[assignment]
+
+        def __str__(self) -> str:
+            return "posing"
+
+    assert to_jsonable([Posing(), {"k": Posing()}]) == ["posing", {"k": "posing"}]

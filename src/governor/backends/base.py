@@ -14,7 +14,6 @@ schemas of a request, and a request with tools for any other backend is refused.
 
 from __future__ import annotations
 
-import json
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +24,7 @@ import numpy as np
 
 from governor.backends.messages import MAX_ARGUMENTS_CHARS, ROLES, Message, Role, ToolCall
 from governor.errors import BackendError, ConfigError, expected
+from governor.jsontext import is_json
 from governor.usage import Usage, llm_call_running, record_llm_call
 
 __all__ = [
@@ -116,12 +116,10 @@ def as_tools(
             f"{backend.name}: tools: expected none (this backend has no tool calling),"
             f" found {len(given)}"
         )
+    if all(type(tool) is dict for tool in given) and is_json(list(given)):
+        return given  # every schema at once (the usual case: objects read from JSON)
     for i, tool in enumerate(given):
-        try:
-            ok = isinstance(tool, Mapping) and bool(json.dumps(dict(tool)))
-        except (TypeError, ValueError):
-            ok = False
-        if not ok:
+        if not (isinstance(tool, Mapping) and is_json(dict(tool))):
             raise ConfigError(f"tools[{i}]: {expected('a JSON-safe tool schema object', tool)}")
     return given
 

@@ -20,7 +20,6 @@ and the usage meter.
 from __future__ import annotations
 
 import http.client
-import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -64,6 +63,7 @@ from governor.errors import (
     expected,
 )
 from governor.files import json_loads
+from governor.jsontext import compact_bytes
 from governor.on_loop import available as on_loop_available
 from governor.on_loop import await_here, on_loop, sleep
 from governor.usage import Usage
@@ -331,10 +331,7 @@ class OpenAIBackend(Backend):
         errors as through httpx)."""
         url = f"{self.base_url}{path}"
         assert self._plain is not None
-        payload = None
-        if body is not None:
-            text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-            payload = text.encode("utf-8")  # the bytes httpx's json= writes
+        payload = None if body is None else compact_bytes(body)  # the JSON httpx's json= writes
         try:
             if self._aplain is not None and on_loop():
                 status, headers, content = await_here(
@@ -359,9 +356,7 @@ class OpenAIBackend(Backend):
             for k, v in headers
             if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
         ]
-        return httpx.Response(
-            status, headers=kept, content=content
-        )  # (no request: nothing reads it)
+        return httpx.Response(status, headers=kept, content=content)  # (nothing reads a request)
 
     def _decode(self, response: httpx.Response, path: str) -> dict[str, Any]:
         try:

@@ -64,6 +64,9 @@ class ToolMonitorState:
 
 WHAT_IF_LIMIT = 4096
 """Memoised what-if verdicts a rule keeps (emptied when full)."""
+PREDICTED_LIMIT = 64
+"""Actions whose predicted labels a rule keeps for the trajectory checked last (its candidates
+and their calls; a commit of one of them reuses them)."""
 TEXT_REPLY = Reply("")
 """A reply without tool calls (what a rule whose labels read the sums alone sees of any text)."""
 
@@ -108,11 +111,20 @@ class ToolLTLConstraint(LTLConstraint):
         )
         self._what_if: dict[tuple[Any, ...], Verdict] = {}
         self._steps: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self._start: MonitorSetState | None = None
+        self._predicted: tuple[Trajectory, dict[int, tuple[Any, Any]]] | None = None
+        """The labels predicted after the trajectory checked last, by the id of each action."""
 
     # The memory is a ToolMonitorState (the monitors' state plus the sums); ``_state`` unwraps it
     # for the inherited check, so these two overrides widen what the base class keeps.
     def initial_state(self, observation: Any) -> ToolMonitorState:  # type: ignore[override]
-        return ToolMonitorState(self.monitors.start(frozenset()), {})
+        """The memory of a new session: the monitors after the start (no labels: the same for
+        every observation, computed once; immutable, so every session shares it) and sums of
+        its own."""
+        start = self._start
+        if start is None:
+            start = self._start = self.monitors.start(frozenset())
+        return ToolMonitorState(start, {})
 
     def memory(self, traj: Trajectory) -> ToolMonitorState:
         """This rule's state in ``traj`` (the initial one before anything was kept)."""
@@ -129,10 +141,27 @@ class ToolLTLConstraint(LTLConstraint):
     def _predict(self, traj: Trajectory, action: Any) -> frozenset[str]:
         reply = action if isinstance(action, Reply) else Reply(str(action))
         mem = self.memory(traj)
-        labels, _, _ = self.vocabulary.labels(
-            mem.sums, reply, messages_of(traj.observation), mem.seen
-        )
-        return labels
+        found = self.vocabulary.labels(mem.sums, reply, messages_of(traj.observation), mem.seen)
+        last = self._predicted
+        if last is not None and last[0] is traj and len(last[1]) < PREDICTED_LIMIT:
+            last[1][id(action)] = (action, found)
+        else:
+            self._predicted = (traj, {id(action): (action, found)})
+        return found[0]
+
+    def _labelled(
+        self, traj: Trajectory, step: Step, mem: ToolMonitorState, action: Reply
+    ) -> tuple[frozenset[str], dict[str, float], Seen | None]:
+        """The labels, sums and provenance index at ``step``: those predicted for this very
+        action after this very trajectory when it was the last one checked (the checks just
+        before the commit; the objects are held, so identity is sameness), else computed."""
+        last = self._predicted
+        if last is not None and last[0] is traj and step.observation is traj.observation:
+            hit = last[1].get(id(step.action))
+            if hit is not None and hit[0] is step.action:
+                labels, sums, seen = hit[1]
+                return labels, dict(sums), seen
+        return self.vocabulary.labels(mem.sums, action, messages_of(step.observation), mem.seen)
 
     def check(self, traj: Trajectory, action: Any) -> Verdict:
         if not _group_allows(self.checks, action, self.name, "ltl"):
@@ -175,8 +204,7 @@ class ToolLTLConstraint(LTLConstraint):
     def commit(self, traj: Trajectory, step: Step) -> ToolMonitorState:  # type: ignore[override]
         mem = self.memory(traj)
         action = step.action if isinstance(step.action, Reply) else Reply(str(step.action))
-        before = messages_of(step.observation)
-        labels, sums, seen = self.vocabulary.labels(mem.sums, action, before, mem.seen)
+        labels, sums, seen = self._labelled(traj, step, mem, action)
         # the next formulas are a function of the formulas and the labels: memoised (a replayed
         # history steps the same few states over and over)
         state = mem.monitors

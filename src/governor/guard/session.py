@@ -87,6 +87,7 @@ from governor.guard.summary import (
     verdicts_summary,
     violation_kinds,
 )
+from governor.jsontext import digest_text
 from governor.observer import Observer
 from governor.on_loop import run_on_loop
 from governor.supervision import SupervisorDecision, SupervisorState
@@ -863,8 +864,7 @@ def _replays(c: Constraint) -> bool:
 def _fingerprint(tools: Sequence[Any] | None, sampling: Sampling) -> str:
     """What a request asks for besides its messages (its tools and sampling), as a digest."""
     asked = [list(tools or ()), sampling.temperature, sampling.max_tokens, sampling.n]
-    text = json.dumps(asked, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(digest_text(asked)).hexdigest()
 
 
 def _sync(name: str, make: Callable[[], Coroutine[Any, Any, T]]) -> T:

@@ -8,7 +8,6 @@ non-finite floats become "NaN"/"Infinity" strings that :func:`from_json_float` r
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import math
 from collections.abc import Mapping
@@ -38,6 +37,7 @@ def to_jsonable(obj: Any) -> Any:
 
 _AS_IS = frozenset({str, int, bool, type(None)})
 """Exact types that are their own JSON value (subclasses take the general path)."""
+_INF = math.inf
 
 
 def _jsonable(obj: Any, depth: int, seen: set[int]) -> Any:
@@ -48,14 +48,17 @@ def _jsonable(obj: Any, depth: int, seen: set[int]) -> Any:
     if cls is float:
         return _float(obj)
     try:
-        if isinstance(obj, _SCALARS):
+        kind = _KINDS.get(cls)
+        if kind is None:
+            kind = _kind_of(cls)
+        if kind is _SCALAR or (kind is _OTHER and isinstance(obj, _SCALARS)):  # a proxy too
             return _scalar(obj, depth, seen)
         key = id(obj)
         if depth >= _MAX_DEPTH or key in seen:
             return _repr(obj)
         seen.add(key)
         try:
-            out = _container(obj, cls, depth + 1, seen)
+            out = _container(obj, kind, depth + 1, seen)
         finally:
             seen.discard(key)
         if out is not _NOT_A_CONTAINER:
@@ -87,19 +90,50 @@ def _scalar(obj: Any, depth: int, seen: set[int]) -> Any:
 
 
 _NOT_A_CONTAINER = object()
+_SCALAR, _DICT, _SEQUENCE, _OTHER = "scalar", "dict", "sequence", "other"
+_KINDS: dict[type, str | tuple[str, ...]] = {dict: _DICT, list: _SEQUENCE, tuple: _SEQUENCE}
+"""How each type met so far is converted: a kind, or a dataclass's field names (in order)."""
+_MAX_KINDS = 4096
 
 
-def _container(obj: Any, cls: type, depth: int, seen: set[int]) -> Any:
-    """The JSON of a container whose children sit at ``depth``; else :data:`_NOT_A_CONTAINER`."""
-    if cls is dict:
+def _kind_of(cls: type) -> str | tuple[str, ...]:
+    """How an instance of ``cls`` is converted, in the order of precedence: a scalar (a dataclass
+    that is also a string is a string), an exact dict, list or tuple, a numpy array, a
+    dataclass, then anything else (:func:`_container` tells mappings, sequences and sets apart).
+    Kept per type (a bounded number of types)."""
+    kind: str | tuple[str, ...]
+    if issubclass(cls, _SCALARS):
+        kind = _SCALAR
+    elif issubclass(cls, np.ndarray) or not dataclasses.is_dataclass(cls):
+        kind = _OTHER
+    else:
+        kind = tuple(f.name for f in dataclasses.fields(cls))
+    if len(_KINDS) < _MAX_KINDS:
+        _KINDS[cls] = kind
+    return kind
+
+
+def _container(obj: Any, kind: str | tuple[str, ...], depth: int, seen: set[int]) -> Any:
+    """The JSON of a container whose children sit at ``depth``; else :data:`_NOT_A_CONTAINER`.
+    A child of an exact plain type (a finite float too) is taken as is, without a call."""
+    if kind is _DICT:
         return _mapping(obj, depth, seen)
-    if cls is list or cls is tuple:
-        return [_jsonable(item, depth, seen) for item in obj]
+    if kind is _SEQUENCE:
+        return [
+            v
+            if (t := type(v)) in _AS_IS or (t is float and -_INF < v < _INF)
+            else _jsonable(v, depth, seen)
+            for v in obj
+        ]
+    if type(kind) is tuple:  # a dataclass's field names
+        return {
+            name: v
+            if (t := type(v := getattr(obj, name))) in _AS_IS or (t is float and -_INF < v < _INF)
+            else _jsonable(v, depth, seen)
+            for name in kind
+        }
     if isinstance(obj, np.ndarray):
         return _jsonable(obj.tolist(), depth, seen)
-    names = _field_names(cls)
-    if names is not None:
-        return {name: _jsonable(getattr(obj, name), depth, seen) for name in names}
     if isinstance(obj, Mapping):
         return _mapping(obj, depth, seen)
     if isinstance(obj, (list, tuple)):
@@ -112,17 +146,28 @@ def _container(obj: Any, cls: type, depth: int, seen: set[int]) -> Any:
 
 def _mapping(obj: Mapping[Any, Any], depth: int, seen: set[int]) -> dict[str, Any]:
     return {
-        k if type(k) is str else _key(k, depth, seen): _jsonable(v, depth, seen)
+        k if type(k) is str else _key(k, depth, seen): v
+        if (t := type(v)) in _AS_IS or (t is float and -_INF < v < _INF)
+        else _jsonable(v, depth, seen)
         for k, v in obj.items()
     }
 
 
-@functools.lru_cache(maxsize=512)
-def _field_names(cls: type) -> tuple[str, ...] | None:
-    """The field names of a dataclass type, in order (cached per type); None for any other."""
-    if not dataclasses.is_dataclass(cls):
-        return None
-    return tuple(f.name for f in dataclasses.fields(cls))
+def fields_jsonable(obj: Any, given: Mapping[str, Any]) -> dict[str, Any]:
+    """``to_jsonable(obj)`` of a dataclass instance, less the conversion of the fields named in
+    ``given``: those hold the values given instead (JSON-safe; each in its field's place)."""
+    kind = _KINDS.get(type(obj)) or _kind_of(type(obj))
+    if type(kind) is not tuple:
+        raise TypeError(f"expected a dataclass instance, found {type(obj).__name__}")
+    seen = {id(obj)}
+    return {
+        name: given[name]
+        if name in given
+        else v
+        if (t := type(v := getattr(obj, name))) in _AS_IS or (t is float and -_INF < v < _INF)
+        else _jsonable(v, 1, seen)
+        for name in kind
+    }
 
 
 def _float(x: float) -> float | str:

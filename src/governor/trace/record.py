@@ -7,7 +7,6 @@ rebuilds the decision for replay.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,7 +22,7 @@ from governor.core import (
     Verdict,
 )
 from governor.errors import ConfigError, expected
-from governor.trace.jsonable import from_json_float, to_jsonable
+from governor.trace.jsonable import fields_jsonable, from_json_float, to_jsonable
 from governor.usage import Usage
 
 
@@ -56,7 +55,7 @@ def decision_record(
             "latency_ms": {stage: 1000.0 * s for stage, s in decision.latency.items()},
             "step_latency_ms": 1000.0 * step_seconds(decision.latency),
             "usage": dict(decision.usage),
-            "usage_total": {**dataclasses.asdict(total), "tokens": total.tokens},
+            "usage_total": {**fields_jsonable(total, {}), "tokens": total.tokens},
             "feedback": decision.feedback,
             "verdicts": None,
             "attempts": [
@@ -91,7 +90,11 @@ class _VerdictRecords:
     def __call__(self, v: Verdict) -> dict[str, Any]:
         done = self._done.get(id(v))
         if done is None:
-            done = self._done[id(v)] = v, {**to_jsonable(v), "severity": v.severity.name}
+            if type(v) is Verdict:  # its fields but the severity converted, that by name
+                out = fields_jsonable(v, {"severity": v.severity.name})
+            else:
+                out = {**to_jsonable(v), "severity": v.severity.name}
+            done = self._done[id(v)] = v, out
         return dict(done[1])
 
 

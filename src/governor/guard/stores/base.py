@@ -7,7 +7,7 @@ closed. A store that several processes share (:class:`SharedStore`, e.g. Postgre
 :mod:`.postgres`) says so with ``shared = True`` and gives a lock per session: a session then
 holds no state between calls and re-reads it under that lock at the start of each call
 (:func:`shared_lock`). :func:`encoded` is the JSON every store writes; :func:`close_all` closes
-the connections a store holds. Imports the error tree only.
+the connections a store holds. Imports the error tree and :mod:`governor.jsontext` only.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from contextlib import AbstractContextManager, suppress
 from typing import Any, Protocol, runtime_checkable
 
 from governor.errors import GovernorError
+from governor.jsontext import sorted_text
 
 PROBE_ID = "governor-readiness-probe"
 """The session a store's ``probe`` writes and rolls back (readiness checks leave no row)."""
@@ -69,7 +70,7 @@ class SharedStore(SessionStore, Protocol):
 
 def shared_lock(store: SessionStore, session_id: str) -> AbstractContextManager[None] | None:
     """The lock of ``session_id`` in a shared store; None for a store of one process."""
-    if isinstance(store, SharedStore) and store.shared:
+    if getattr(store, "shared", False) and isinstance(store, SharedStore):  # cheap test first
         return store.locked(session_id)
     return None
 
@@ -116,12 +117,10 @@ def with_messages(state: dict[str, Any], texts: Sequence[str], start: int = 0) -
     return state
 
 
-_ENCODER = json.JSONEncoder(sort_keys=True, allow_nan=False)
-"""One encoder for every store write (``json.dumps`` with options builds one per call)."""
-
-
 def _dumps(value: Any) -> str:
-    return _ENCODER.encode(value)
+    """Sorted-key JSON text (compact UTF-8 with orjson; a TypeError or ValueError where
+    ``json.dumps(value, sort_keys=True, allow_nan=False)`` raises)."""
+    return sorted_text(value)
 
 
 def encoded(

@@ -1,0 +1,87 @@
+"""Strict JSON text, written fast: orjson when it is installed (the ``[serve]`` extra brings it),
+the standard library otherwise, with the standard library's strictness either way.
+
+:func:`sorted_text` is ``json.dumps(value, sort_keys=True, allow_nan=False)`` and
+:func:`compact_bytes` the compact UTF-8 of ``json.dumps(value, ensure_ascii=False,
+allow_nan=False)``: each raises the ``TypeError`` or ``ValueError`` the standard library raises
+for a value it refuses (NaN, infinities, objects such as dataclasses, enums, datetimes). orjson
+writes some of those where the standard library refuses them (NaN as ``null``, dataclasses,
+datetimes, UUIDs, enums), so its text is kept only when it reads back equal to the value (one C
+parse and one C comparison); any other value (a refused one, a tuple, a non-string key, an
+integer past 64 bits, nesting orjson does not take) is written by the standard library, which
+raises or gives the text. :func:`digest_text` is a stable text for hashing any value. Imports
+the standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+try:  # the [serve] extra's fast JSON; the standard library's writer otherwise
+    import orjson
+except ImportError:  # pragma: no cover - orjson is part of the [serve] extra
+    orjson = None  # type: ignore[assignment]
+
+_SORTED = json.JSONEncoder(sort_keys=True, allow_nan=False)
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+if orjson is not None:
+    _PASS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+    _SORT = _PASS | orjson.OPT_SORT_KEYS
+    _DIGEST = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+
+
+def _fast(value: Any, option: int) -> bytes | None:
+    """orjson's text of ``value`` when it reads back equal to ``value``; else None."""
+    try:
+        out = orjson.dumps(value, option=option)
+        return out if orjson.loads(out) == value else None
+    except Exception:  # refused (TypeError) or compared with an odd object: the slow path
+        return None
+
+
+def sorted_text(value: Any) -> str:
+    """JSON text of ``value`` with sorted keys (compact and UTF-8 when orjson writes it); raises
+    what ``json.dumps(value, sort_keys=True, allow_nan=False)`` raises."""
+    if orjson is not None:
+        out = _fast(value, _SORT)
+        if out is not None:
+            return out.decode("utf-8")
+    return _SORTED.encode(value)
+
+
+def compact_bytes(value: Any) -> bytes:
+    """Compact UTF-8 JSON of ``value``, keys in their order; raises what ``json.dumps(value,
+    ensure_ascii=False, allow_nan=False)`` raises."""
+    if orjson is not None:
+        out = _fast(value, _PASS)
+        if out is not None:
+            return out
+    return _COMPACT.encode(value).encode("utf-8")
+
+
+def is_json(value: Any) -> bool:
+    """Whether ``json.dumps(value)`` writes ``value`` (NaN and infinities allowed, as there)."""
+    if orjson is not None and _fast(value, _PASS) is not None:
+        return True
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    return True
+
+
+def digest_text(value: Any) -> bytes:
+    """A stable text of any ``value`` for hashing (keys sorted where they sort; what JSON cannot
+    hold, as ``str``); the same value gives the same bytes in every process of one
+    installation. Never raises but for nesting too deep for the standard library."""
+    if orjson is not None:
+        try:
+            return orjson.dumps(value, default=str, option=_DIGEST)
+        except Exception:  # e.g. an integer past 64 bits, nesting orjson does not take
+            pass
+    try:
+        return json.dumps(value, sort_keys=True, default=str).encode("utf-8")
+    except TypeError:  # keys of types that do not sort together: in their order
+        return json.dumps(value, default=str).encode("utf-8")

@@ -1,0 +1,151 @@
+"""Strict JSON text: orjson's speed, the standard library's strictness (with and without orjson)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import enum
+import json
+import math
+import uuid
+from typing import Any
+
+import pytest
+from guard_helpers import Conversation, call, tool_guard
+
+import governor.jsontext as jt
+from governor.guard import MemoryStore, StoreError
+
+
+@dataclasses.dataclass
+class _Point:
+    x: int = 1
+
+
+class _Colour(enum.Enum):
+    RED = 1
+
+
+class _Named(enum.StrEnum):
+    A = "a"
+
+
+def _nested(depth: int) -> list[Any]:
+    value: list[Any] = [1]
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+REFUSED = [
+    math.nan,
+    {"a": math.inf},
+    [1, -math.inf],
+    _Point(),
+    {"p": [_Point()]},
+    _Colour.RED,
+    datetime.datetime(2024, 1, 2, 3, 4, 5),
+    datetime.date(2024, 1, 2),
+    uuid.UUID(int=7),
+    {1: "a", "b": 2},  # keys that cannot be sorted
+    object(),
+    b"bytes",
+]
+
+WRITTEN = [
+    {"b": 1, "a": [1.5, -0.0, 1e-7, 1e300, True, False, None, "x"]},
+    {"é": "ü\u2028\x00", "nested": {"z": {"y": [[], {}]}}},
+    (1, (2, [3])),  # tuples are arrays
+    {1: "a", 2: "b", 10: "c"},  # keys the standard library turns into text
+    2**70,  # past orjson's 64 bits
+    _Named.A,
+    "\ud800",  # a lone surrogate: orjson refuses it, the standard library escapes it
+    _nested(300),  # deeper than orjson writes
+]
+
+
+@pytest.fixture(params=["orjson", "stdlib"])
+def writer(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "orjson":
+        assert jt.orjson is not None, "the [serve] extra's orjson is expected in the test env"
+    else:
+        monkeypatch.setattr(jt, "orjson", None)
+    return str(request.param)
+
+
+def _error(call: Any, value: Any) -> type[BaseException] | None:
+    try:
+        call(value)
+    except (TypeError, ValueError) as exc:
+        return type(exc)
+    return None
+
+
+@pytest.mark.parametrize("value", REFUSED, ids=lambda v: type(v).__name__)
+def test_a_value_the_standard_library_refuses_raises_the_same_error(
+    writer: str, value: Any
+) -> None:
+    strict = _error(lambda v: json.dumps(v, sort_keys=True, allow_nan=False), value)
+    assert strict is not None
+    assert _error(jt.sorted_text, value) is strict
+    compact = _error(lambda v: json.dumps(v, ensure_ascii=False, allow_nan=False), value)
+    if compact is not None:  # unsortable keys are fine unsorted
+        assert _error(jt.compact_bytes, value) is compact
+
+
+@pytest.mark.parametrize("value", WRITTEN, ids=lambda v: type(v).__name__)
+def test_a_value_the_standard_library_writes_reads_back_as_it_does(writer: str, value: Any) -> None:
+    want = json.loads(json.dumps(value, sort_keys=True, allow_nan=False))
+    text = jt.sorted_text(value)
+    assert json.loads(text) == want
+    if isinstance(value, dict) and all(type(k) is str for k in value):
+        assert list(json.loads(text)) == sorted(value)  # keys sorted
+    if value != "\ud800":  # no UTF-8 for a lone surrogate (as before: UnicodeEncodeError)
+        assert json.loads(jt.compact_bytes(value)) == want
+    assert jt.is_json(value)
+
+
+def test_nan_passes_the_loose_check_only(writer: str) -> None:
+    assert jt.is_json({"t": math.nan})  # as json.dumps (allow_nan) takes it
+    assert not jt.is_json({"t": _Point()})
+    assert not jt.is_json({"t": uuid.UUID(int=1)})
+
+
+def test_the_digest_text_is_stable_and_takes_anything(writer: str) -> None:
+    a = jt.digest_text([{"b": 1, "a": _Point(), "c": math.nan}, 0.7, 2**70])
+    b = jt.digest_text([{"a": _Point(), "c": math.nan, "b": 1}, 0.7, 2**70])
+    assert a == b
+    odd = [{"b": 1, 3: uuid.UUID(int=1)}, 2**70]  # keys that do not sort together
+    assert jt.digest_text(odd) == jt.digest_text(odd)
+    assert jt.digest_text([{"a": 1}]) != jt.digest_text([{"a": 2}])
+
+
+def test_real_states_and_records_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    taken: list[bool] = []
+    fast = jt._fast
+
+    def spy(value: Any, option: int) -> bytes | None:
+        out = fast(value, option)
+        taken.append(out is not None)
+        return out
+
+    monkeypatch.setattr(jt, "_fast", spy)
+    store = MemoryStore()
+    guard, _ = tool_guard(
+        [call("read_secret", key="k"), call("send_email", to="x"), "I won't."], store=store
+    )
+    session, chat = guard.session("a"), Conversation()
+    chat.took(session.respond_sync(chat.user("read the secret")))
+    chat.took(session.respond_sync(chat.user("mail it")))
+    assert len(taken) >= 4 and all(taken)  # each state and decision record
+    assert [r["t"] for r in store.records("a")] == [1, 2]
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, _Point(), {1: 1, "a": 2}])
+def test_a_store_refuses_a_state_that_is_not_json(writer: str, bad: Any) -> None:
+    store = MemoryStore()
+    with pytest.raises(StoreError, match="expected JSON-safe state"):
+        store.save("s", {"t": 1, "memory": {"r": bad}}, None)
+    with pytest.raises(StoreError, match="expected JSON-safe state"):
+        store.save("s", {"t": 1}, {"latency": bad})
+    assert store.load("s") is None
