@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
+import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -178,3 +180,20 @@ def test_a_cancelled_caller_leaves_the_step_to_finish_and_be_saved(
     assert again.reply.content == "slow answer"
     assert len(server.requests_to("/chat/completions")) == 1
     assert [r["type"] for r in guard.store.records(session.id)] == ["decision"]
+
+
+def test_an_upstream_slower_than_the_step_budget_falls_back_at_the_budget_and_is_counted(
+    server: FakeOpenAIServer, make_backend: Callable[..., OpenAIBackend], loop_steps: list[str]
+) -> None:
+    slow = {"role": "assistant", "content": "too late"}
+    server.script("/chat/completions", Reply(body=completion(slow).body, delay_s=2.0))
+    policy = load_policy(TOOLS_POLICY)
+    policy = replace(policy, observer=replace(policy.observer, time_budget_s=0.3))
+    guard = Guard(policy, make_backend(timeout_s=10.0))
+    start = time.monotonic()
+    out = asyncio.run(guard.session("slow").respond([{"role": "user", "content": "hi"}]))
+    seconds = time.monotonic() - start
+    assert loop_steps == ["_respond"]
+    assert out.summary["kind"] in ("fallback", "defer") and out.reply.content != "too late"
+    assert seconds < 1.5  # the budget (0.3 s), not the upstream's 10 s timeout nor its 2 s
+    assert out.summary["llm"]["calls"] == 1  # the call was made: counted, though it failed

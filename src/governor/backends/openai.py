@@ -53,6 +53,7 @@ from governor.backends.plain_http import (
     plain_http_usable,
 )
 from governor.config import BackendConfig
+from governor.deadline import stage_deadline
 from governor.errors import (
     BackendError,
     BackendHTTPError,
@@ -241,6 +242,9 @@ class OpenAIBackend(Backend):
             raise
         if deadline is None:
             deadline = time.monotonic() + (self.config.deadline_s or self.config.timeout_s)
+        stage = stage_deadline()  # the step's time budget: no wait outlives it
+        if stage is not None and stage < deadline:
+            deadline = stage
         requests = 0
         while True:
             requests += 1
