@@ -11,7 +11,9 @@ service's operators). With a supervision section in the policy, the guard also b
 supervisor and one observer per mode (:mod:`.mode_observers`); its own observer then holds every
 mode's constraints, so that each executed action advances every LTL rule. The CLI and the
 service use this same facade. A policy's safety value puts its recovery before the fallback
-texts (:mod:`.value_constraint`). Imports the backends, the observer, and the guard's spec,
+texts (:mod:`.value_constraint`). :func:`steps_on_loop` says whether a guard's steps may run on
+the event loop. Imports the backends, the observer, the feedback writer, the event-loop runner,
+and the guard's spec,
 call checks, constraints, fallback, value constraint, upstream, session, stores and mode
 observers.
 """

@@ -21,9 +21,11 @@ the supervisor; the acting mode's observer then proposes and judges, and a step 
 acts answers with the mode's fallback text and calls no model; the supervisor's state is saved
 with the session's, and ``operate`` also takes ``set_mode`` (with ``mode=``) and ``release``,
 each in the supervisor's audit trail too. ``check`` judges with the current mode's constraints.
-Blocking work runs in a worker thread (``asyncio.to_thread``); calls on one session are
-serialised by an ``asyncio.Lock`` (and a thread lock, for the sync variants, which refuse to run
-inside a running event loop). With a store that several processes share (``store.shared``), each
+Blocking work runs in a worker thread; a guard whose every stage is pure or awaits its I/O
+(:attr:`GuardSession.on_loop`) runs a small request's step on the caller's event loop instead
+(:mod:`governor.on_loop`: the same code, its upstream call awaited there). Calls on one session
+are serialised by an ``asyncio.Lock`` (and a thread lock, for the sync variants, which refuse to
+run inside a running event loop). With a store that several processes share (``store.shared``), each
 call also holds the store's lock on the session and re-reads the session's state under it, so
 instances serve a session in turn; the session keeps no state between calls then, only its
 messages as last read or written, so that a call reads only the messages added since (the
@@ -41,7 +43,7 @@ operators' acts, reset; then ``respond``'s: ask the supervisor, step the acting 
 commit the executed reply, save with the decision's record, failing closed). Streamed, the
 observer's upstream goes through a hold-back buffer (:mod:`.holdback`) and the trajectory
 commits what the client saw; with ``n > 1`` the admitted choices are answered and none is
-committed (:mod:`.choices`). Imports the core types, the observer, the trace records, the
+committed (:mod:`.choices`). Imports the core types, the observer, the event-loop runner (:mod:`governor.on_loop`), the trace records, the
 supervision package (its operator acts) and the guard's choices, hold-back buffer, exchange,
 release gate, session state, stores, spec (stream section), summary and mode observers.
 """

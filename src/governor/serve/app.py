@@ -12,10 +12,12 @@ and pass a request's ``Idempotency-Key`` to the session; the ``/admin`` routes (
 resume, reset and show a session) exist only when an admin key's digest is given and ask for that
 key. Every error is the OpenAI error object:
 a client's mistake a 4xx naming what was expected, an unavailable store or upstream a 503, any
-other exception a 500 without a traceback (logged). The blocking work runs in worker threads
-(the facade's async methods, ``asyncio.to_thread``), never on the event loop; only a small
-check-only request on a session whose state is loaded is judged on the loop (pure CPU, about a
-millisecond: no more than the hop to a thread). Answers are written with orjson when installed.
+other exception a 500 without a traceback (logged). A step runs on the event loop when its
+guard's every stage is pure or awaits its I/O (:func:`governor.guard.facade.steps_on_loop`: a
+plain-http upstream, rules and lexical overlays, a local store) and the request is small; any
+other step, and anything that may block, runs in worker threads (the facade's async methods),
+never on the loop. A small check-only request on a session whose state is loaded is judged on
+the loop too (pure CPU, about a millisecond). Answers are written with orjson when installed.
 
 A request's policy is found once, by its ``model`` or the ``X-Governor-Policy`` header
 (:meth:`ServedPolicies.select`); ``GET /v1/models`` lists the served ones. A chat request's
