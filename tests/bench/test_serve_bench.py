@@ -142,3 +142,32 @@ def test_bench_serve_compare_nemo_names_how_to_install_it(
     assert main(["bench", "serve", "--compare", "nemo", "--nemo-python", str(missing)]) == 2
     err = capsys.readouterr().err
     assert "make nemo-venv" in err and str(missing) in err
+
+
+def test_the_stub_replies_differ_and_each_is_a_reply_the_bench_policies_admit() -> None:
+    """No per-text cache of the guard may see the same reply twice within 4,096 calls, and every
+    reply passes the small-talk overlays at once (one upstream call per turn)."""
+    import asyncio
+
+    from governor.backends.scripted import ScriptedBackend
+    from governor.bench.service.stub import _completion
+    from governor.bench.service.workload import USER_TEXT, bench_policy, reply_text
+    from governor.guard import Guard
+
+    assert len({reply_text(k) for k in range(4096)}) == 4096
+    body = _completion({"n": 2}, 7)
+    texts = [c["message"]["content"] for c in body["choices"]]
+    assert texts == [reply_text(28), reply_text(29)]
+    guard = Guard(bench_policy("both", "http://127.0.0.1:9/v1"), ScriptedBackend(["unused"]))
+
+    async def refused() -> list[str]:
+        out = []
+        for k in range(0, 4096, 13):  # a spread sample: every opener, middle and question
+            got = await guard.session(f"s{k}").check(
+                reply_text(k), messages=[{"role": "user", "content": USER_TEXT}]
+            )
+            if not got.admissible:
+                out.append(reply_text(k))
+        return out
+
+    assert asyncio.run(refused()) == []

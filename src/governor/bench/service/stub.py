@@ -1,6 +1,6 @@
 """The upstream stub of `governor bench serve`: an asyncio HTTP server on 127.0.0.1 that answers
-a fixed chat completion (text, or a tool call when tools are offered) after a fixed latency, and
-counts the calls it gets. Asked with ``stream: true`` it streams the text as chat completion
+a chat completion (a tool call when tools are offered, else a small-talk text that differs from
+call to call, as a model's replies do) after a fixed latency, and counts the calls it gets. Asked with ``stream: true`` it streams the text as chat completion
 chunks (Server-Sent Events), one word after the latency and each next one ``token_s`` later,
 then closes the connection. It runs in a process of its own, as a model server does: in the
 service's process its work would take the service's interpreter lock and be measured as guard
@@ -17,11 +17,13 @@ from collections.abc import Callable, Coroutine
 from multiprocessing.queues import Queue
 from typing import Any
 
-from governor.bench.service.workload import TEXT_REPLY
+from governor.bench.service.workload import TEXT_REPLY, reply_text
 
 
-def _completion(body: dict[str, Any]) -> dict[str, Any]:
-    """The fixed answer: a tool call to ``search`` when tools are offered, else the fixed text."""
+def _completion(body: dict[str, Any], k: int = 0) -> dict[str, Any]:
+    """The answer to the ``k``-th call: a tool call to ``search`` when tools are offered, else a
+    small-talk text, a different one for each call and choice (:func:`reply_text`)."""
+    n = body.get("n") or 1
     if body.get("tools"):
         call = {
             "id": "call_0",
@@ -30,10 +32,16 @@ def _completion(body: dict[str, Any]) -> dict[str, Any]:
         }
         message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [call]}
         finish = "tool_calls"
+        choices = [{"index": i, "message": message, "finish_reason": finish} for i in range(n)]
     else:
-        message, finish = {"role": "assistant", "content": TEXT_REPLY}, "stop"
-    n = body.get("n") or 1
-    choices = [{"index": i, "message": message, "finish_reason": finish} for i in range(n)]
+        choices = [
+            {
+                "index": i,
+                "message": {"role": "assistant", "content": reply_text(k * 4 + i)},
+                "finish_reason": "stop",
+            }
+            for i in range(n)
+        ]
     return {
         "id": "chatcmpl-stub",
         "object": "chat.completion",
@@ -148,10 +156,11 @@ class _StubServer:
                     await asyncio.sleep(self.latency_s)
                     with self.calls.get_lock():
                         self.calls.value += 1
+                        k = int(self.calls.value)
                     if asked.get("stream") and not asked.get("tools"):
                         await self._stream(writer, asked)
                         return
-                    status, body = "200 OK", _completion(asked)
+                    status, body = "200 OK", _completion(asked, k)
                 elif path.endswith("/models"):
                     status, body = "200 OK", {"object": "list", "data": [{"id": "stub"}]}
                 else:

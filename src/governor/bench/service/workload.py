@@ -12,6 +12,38 @@ CHECK_SETS = ("overlays", "ltl", "both")
 
 TEXT_REPLY = "Oh nice, that sounds like a lovely weekend! What did you enjoy most about it?"
 
+OPENERS = (
+    "Oh nice", "How lovely", "Oh wow", "That is great", "Sounds fun", "What a treat",
+    "How nice", "Oh cool", "Lucky you", "That is lovely", "Wonderful", "Oh great",
+    "How fun", "Nice one", "That is so nice", "Oh how lovely",
+)  # fmt: skip
+MIDDLES = (
+    "that sounds like a lovely weekend!", "a lake walk is always good for the soul.",
+    "hiking by the water sounds so calm.", "fresh air by a lake is the best.",
+    "that must have been a peaceful day.", "I love a good trail by the water.",
+    "lakes are lovely this time of year.", "a hike is a great way to spend a weekend.",
+    "that sounds like a calm day out.", "being outdoors like that is so refreshing.",
+    "a weekend on the trails sounds perfect.", "the views must have been pretty.",
+    "that sounds like a great little trip.", "walking by a lake sounds dreamy.",
+    "I bet the weather was nice for it.", "that is a nice way to unwind.",
+)  # fmt: skip
+QUESTIONS = (
+    "What did you enjoy most about it?", "Who did you go with?", "How long was the hike?",
+    "Did you see any wildlife?", "Was it busy out there?", "Would you go back again?",
+    "How was the weather?", "Did you bring some snacks?", "Was the trail steep?",
+    "Do you hike often?", "What was the view like?", "Did you take any photos?",
+    "How far did you walk?", "Was the water cold?", "Did you stop for a swim?",
+    "What lake was it?",
+)  # fmt: skip
+
+
+def reply_text(k: int) -> str:
+    """The ``k``-th small-talk reply the stub gives: 4,096 different ones (16 x 16 x 16), in an
+    order that repeats none within 4,096 calls, so that no per-text cache of the guard sees the
+    same reply twice in a bench cell (real replies differ; a repeated one would flatter it)."""
+    i = (k * 2654435761) % 4096  # an odd multiplier: a bijection of 0..4095
+    return f"{OPENERS[i % 16]}, {MIDDLES[(i // 16) % 16]} {QUESTIONS[i // 256]}"
+
 
 USER_TEXT = "I went hiking by the lake this weekend."
 
