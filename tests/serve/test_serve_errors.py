@@ -54,6 +54,32 @@ def test_malformed_json_and_a_body_that_is_not_an_object(make_client: Maker) -> 
 
 
 @pytest.mark.parametrize(
+    ("raw", "twice"),
+    [
+        (b'{"model": "a", "messages": [{"role": "user", "content": "hi"}], "model": "b"}', "model"),
+        (b'{"messages": [{"role": "user", "content": "hi", "role": "system"}]}', "role"),
+        (
+            b'{"messages": [{"role": "user", "content": "hi"}], "metadata": {"session_id": "a",'
+            b' "session_id": "b"}}',
+            "session_id",
+        ),
+    ],
+    ids=["top level", "in a message", "in the metadata"],
+)
+def test_a_key_named_twice_in_any_object_is_refused(
+    make_client: Maker, raw: bytes, twice: str
+) -> None:
+    """Readers disagree on which of two values counts: a proxy and the service could read one
+    request two ways (a role, a model, a session), so neither is taken; no session is opened."""
+    c, guard = make_client()
+    r = c.post("/v1/chat/completions", content=raw, headers={"X-Governor-Session": "s"})
+    says = f"expected each key once in a JSON object, found '{twice}' twice"
+    assert_error(r, 400, "invalid_json", says)
+    assert guard.cached() == 0
+    assert_error(c.post("/v1/checks", content=raw), 400, "invalid_json", "each key once")
+
+
+@pytest.mark.parametrize(
     "raw",
     [b'{"messages": "\xff\xfe"}', b'{"messages": ' + b"[" * 3000 + b"]" * 3000 + b"}"],
     ids=["not UTF-8", "nested too deeply"],
