@@ -2,19 +2,26 @@
 
 :func:`feature_speed` times every registered feature together on a few built-in replies (or the
 held-out human turns of a corpus folder), each with cold per-text caches, and loading the text
-resources (tagger, word frequencies, VADER) apart. It has no command of its own. Imports the
-overlay features and the corpora reader.
+resources (tagger, word frequencies, VADER) apart. :func:`overlay_speed` times what one guarded
+step spends judging its candidates: every shipped small-talk overlay's ``Overlay.evaluate`` on two
+candidate replies after a dialogue, with the per-text caches warm (texts recur, as the stub
+upstream's reply does in ``governor bench serve``) or cleared before each step (every text new).
+Neither has a ``governor bench`` command; ``python -m governor.bench.feature_speed`` prints both.
+Imports the overlays, their features and the corpora reader.
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
-from governor.overlays.features import specificity, text
+from governor.overlays.features import text
 from governor.overlays.features.base import FEATURES, measure_all
 from governor.overlays.features.dialogue import Turn
+from governor.overlays.loader import DEFAULT_OVERLAYS, load_overlays
 
 SAMPLES: tuple[tuple[tuple[Turn, ...], str], ...] = (
     ((Turn("user", "Hi! How's your day going?"),), "Pretty good, thanks. Yours?"),
@@ -33,9 +40,22 @@ SAMPLES: tuple[tuple[tuple[Turn, ...], str], ...] = (
 )
 
 
+# A small-talk dialogue with earlier assistant turns, so that the window and drift overlays run.
+DIALOGUE: tuple[Turn, ...] = (
+    Turn("user", "Hi! How's your day going?"),
+    Turn("assistant", "Pretty good, thanks. Yours?"),
+    Turn("user", "Not bad at all. I've been so busy with work lately."),
+    Turn("assistant", "Oh, that sounds tiring. Anything fun planned to unwind?"),
+    Turn("user", "I went hiking by the lake this weekend."),
+)
+CANDIDATES = (
+    "Oh nice, that sounds like a lovely weekend! What did you enjoy most about it?",
+    "That sounds great, the lake must have been beautiful. Was it busy?",
+)
+
+
 def _clear_text_caches() -> None:
-    for fn in (text.tags, text.compound, text.content_stems, specificity.counts):
-        fn.cache_clear()
+    text.clear_caches()
 
 
 def feature_speed(n: int = 200, *, data_dir: str | Path | None = None) -> dict[str, float]:
@@ -69,3 +89,63 @@ def feature_speed(n: int = 200, *, data_dir: str | Path | None = None) -> dict[s
         "max_ms": 1000 * times[-1],
         "load_s": load_s,
     }
+
+
+def overlay_speed(
+    n: int = 300,
+    *,
+    cold: bool = False,
+    dialogue: Sequence[Turn] = DIALOGUE,
+    candidates: Sequence[str] = CANDIDATES,
+) -> dict[str, float]:
+    """Time ``n`` steps of judging ``candidates`` after ``dialogue`` with every shipped small-talk
+    overlay (``Overlay.evaluate``), after the text models are loaded; with ``cold``, the per-text
+    caches are cleared before each step."""
+    overlays = load_overlays(DEFAULT_OVERLAYS)
+    text.warm_up()
+    context = tuple(dialogue)
+    times, cpu = [], []
+    for _ in range(n):
+        if cold:
+            _clear_text_caches()
+        t0, c0 = time.perf_counter(), time.process_time()
+        for candidate in candidates:
+            for overlay in overlays:
+                overlay.evaluate(context, candidate)
+        cpu.append(time.process_time() - c0)
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    return {
+        "steps": float(len(times)),
+        "overlays": float(len(overlays)),
+        "candidates": float(len(candidates)),
+        "median_ms": 1000 * statistics.median(times),
+        "p95_ms": 1000 * times[int(0.95 * (len(times) - 1))],
+        "cpu_ms": 1000 * sum(cpu) / max(1, len(cpu)),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Print the figures of :func:`overlay_speed` (warm and cold) and :func:`feature_speed`."""
+    parser = argparse.ArgumentParser(
+        prog="python -m governor.bench.feature_speed", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("-n", type=int, default=300, help="steps (overlays) or replies (features)")
+    args = parser.parse_args(argv)
+    for cold in (False, True):
+        r = overlay_speed(args.n, cold=cold)
+        print(
+            f"overlay evaluate, {'cold' if cold else 'warm'} caches: {r['overlays']:.0f} overlays"
+            f" x {r['candidates']:.0f} candidates per step: median {r['median_ms']:.3f} ms,"
+            f" p95 {r['p95_ms']:.3f} ms, CPU {r['cpu_ms']:.3f} ms per step ({r['steps']:.0f} steps)"
+        )
+    f = feature_speed(args.n)
+    print(
+        f"all {f['features']:.0f} features, cold caches: median {f['median_ms']:.3f} ms,"
+        f" p95 {f['p95_ms']:.3f} ms per reply ({f['responses']:.0f} replies;"
+        f" models loaded in {f['load_s']:.2f} s)"
+    )
+
+
+if __name__ == "__main__":
+    main()
