@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any, Literal
 
 from governor.core import Trajectory
@@ -48,7 +49,7 @@ def as_dialogue(context: Any) -> Dialogue:
     """
     if isinstance(context, Trajectory):
         obs = context.observation
-        if isinstance(obs, (tuple, list)) and all(isinstance(t, Turn) for t in obs):
+        if isinstance(obs, (tuple, list)) and all(map(isinstance, obs, repeat(Turn))):
             return tuple(obs)
         turns: list[Turn] = []
         for step in context.steps:
@@ -59,10 +60,10 @@ def as_dialogue(context: Any) -> Dialogue:
         if isinstance(obs, str):
             turns.append(Turn("user", obs))
         return tuple(turns)
-    turns = list(context)
-    if not all(isinstance(t, Turn) for t in turns):
+    dialogue = tuple(context)  # a tuple already is itself: no copy
+    if not all(map(isinstance, dialogue, repeat(Turn))):
         raise ConfigError(f"context: {expected('a trajectory or a sequence of Turn', context)}")
-    return tuple(turns)
+    return dialogue
 
 
 def last(context: Sequence[Turn], role: Role, k: int = 0) -> str | None:

@@ -49,6 +49,13 @@ def _chars(args: tuple[Any, ...]) -> int:
     return total
 
 
+def _short(args: tuple[Any, ...]) -> bool:
+    """Whether ``args`` hold at most :data:`MEMO_CHARS` characters (one string: at once)."""
+    if len(args) == 1 and type(args[0]) is str:
+        return len(args[0]) <= MEMO_CHARS
+    return _chars(args) <= MEMO_CHARS
+
+
 def memo(
     maxsize: int = MEMO_ENTRIES, *, per_word: bool = False
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
@@ -63,7 +70,7 @@ def memo(
 
         @wraps(fn)
         def call(*args: P.args, **kwargs: P.kwargs) -> R:
-            if kwargs or _chars(args) > MEMO_CHARS:
+            if kwargs or not _short(args):
                 return fn(*args, **kwargs)
             return cached(*args)
 
