@@ -193,7 +193,7 @@ class Overlay:
 
     def evaluate(self, context: Any, candidate: Any) -> Verdict:
         """Judge ``candidate`` after ``context`` (turns, or a trajectory)."""
-        if not isinstance(candidate, str) or not candidate.strip():
+        if not isinstance(candidate, str) or not candidate or candidate.isspace():
             found = "empty" if isinstance(candidate, str) else type(candidate).__name__
             return Verdict.reject(
                 self.name, self.epsilon + 1.0, f"expected a text response, found {found}"

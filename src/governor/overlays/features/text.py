@@ -70,9 +70,9 @@ def memo(
 
         @wraps(fn)
         def call(*args: P.args, **kwargs: P.kwargs) -> R:
-            if kwargs or not _short(args):
-                return fn(*args, **kwargs)
-            return cached(*args)
+            if not kwargs and _short(args):
+                return cached(*args)
+            return fn(*args, **kwargs)
 
         (_WORD_MEMOS if per_word else _MEMOS).append(cached)
         return call
