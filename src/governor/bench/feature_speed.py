@@ -5,7 +5,8 @@ held-out human turns of a corpus folder), each with cold per-text caches, and lo
 resources (tagger, word frequencies, VADER) apart. :func:`overlay_speed` times what one guarded
 step spends judging its candidates: every shipped small-talk overlay's ``Overlay.evaluate`` on two
 candidate replies after a dialogue, with the per-text caches warm (texts recur, as the stub
-upstream's reply does in ``governor bench serve``) or cleared before each step (every text new).
+upstream's reply does in ``governor bench serve``), holding what the step before saw (the
+replies and the user's last turn new, as in a served conversation), or cleared (every text new).
 Neither has a ``governor bench`` command; ``python -m governor.bench.feature_speed`` prints both.
 Imports the overlays, their features and the corpora reader.
 """
@@ -17,6 +18,7 @@ import statistics
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from governor.overlays.features import text
 from governor.overlays.features.base import FEATURES, measure_all
@@ -91,23 +93,33 @@ def feature_speed(n: int = 200, *, data_dir: str | Path | None = None) -> dict[s
     }
 
 
+Caches = Literal["warm", "new", "cold"]
+CACHES: tuple[Caches, ...] = ("warm", "new", "cold")
+
+
 def overlay_speed(
     n: int = 300,
     *,
-    cold: bool = False,
+    caches: Caches = "warm",
     dialogue: Sequence[Turn] = DIALOGUE,
     candidates: Sequence[str] = CANDIDATES,
 ) -> dict[str, float]:
     """Time ``n`` steps of judging ``candidates`` after ``dialogue`` with every shipped small-talk
-    overlay (``Overlay.evaluate``), after the text models are loaded; with ``cold``, the per-text
-    caches are cleared before each step."""
+    overlay (``Overlay.evaluate``), after the text models are loaded. Before each step the
+    per-text caches are kept (``warm``), cleared and then filled by the step before, which judged
+    the dialogue's last assistant turn (``new``: only the replies and the user's last turn are
+    new to the step), or cleared (``cold``)."""
     overlays = load_overlays(DEFAULT_OVERLAYS)
     text.warm_up()
     context = tuple(dialogue)
+    before = len(context) - 2
     times, cpu = [], []
     for _ in range(n):
-        if cold:
+        if caches != "warm":
             _clear_text_caches()
+        if caches == "new" and before >= 0 and context[before].role == "assistant":
+            for overlay in overlays:
+                overlay.evaluate(context[:before], context[before].text)
         t0, c0 = time.perf_counter(), time.process_time()
         for candidate in candidates:
             for overlay in overlays:
@@ -132,20 +144,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("-n", type=int, default=300, help="steps (overlays) or replies (features)")
     args = parser.parse_args(argv)
-    for cold in (False, True):
-        r = overlay_speed(args.n, cold=cold)
-        print(
-            f"overlay evaluate, {'cold' if cold else 'warm'} caches: {r['overlays']:.0f} overlays"
-            f" x {r['candidates']:.0f} candidates per step: median {r['median_ms']:.3f} ms,"
-            f" p95 {r['p95_ms']:.3f} ms, CPU {r['cpu_ms']:.3f} ms per step ({r['steps']:.0f} steps)"
-        )
     f = feature_speed(args.n)
     print(
         f"all {f['features']:.0f} features, cold caches: median {f['median_ms']:.3f} ms,"
         f" p95 {f['p95_ms']:.3f} ms per reply ({f['responses']:.0f} replies;"
         f" models loaded in {f['load_s']:.2f} s)"
     )
-
+    for caches in CACHES:
+        r = overlay_speed(args.n, caches=caches)
+        print(
+            f"overlay evaluate, {caches} caches: {r['overlays']:.0f} overlays"
+            f" x {r['candidates']:.0f} candidates per step: median {r['median_ms']:.3f} ms,"
+            f" p95 {r['p95_ms']:.3f} ms, CPU {r['cpu_ms']:.3f} ms per step ({r['steps']:.0f} steps)"
+        )
 
 if __name__ == "__main__":
     main()

@@ -32,16 +32,17 @@ def counts(text: str) -> tuple[int, int, int, float]:
     in_name = False
     sentence_start = True
     for word, tag in tags(text):
+        letters = word.isalpha()  # all letters: one at least, and no digit
         is_name = (
             tag in _NAME_TAGS
             and word[:1].isupper()
-            and any(c.isalpha() for c in word)
+            and (letters or any(c.isalpha() for c in word))
             and not (sentence_start and zipf(word.strip(".")) >= COMMON_ZIPF)
         )
         if is_name and not in_name:
             names += 1
         in_name = is_name
-        if tag == "CD" or any(c.isdigit() for c in word):
+        if tag == "CD" or (not letters and any(c.isdigit() for c in word)):
             numbers += 1
         elif tag in _DESCRIPTIVE_TAGS and word.lower() not in FUNCTION_MODIFIERS:
             descriptive += 1

@@ -40,20 +40,15 @@ _WORD_MEMOS: list[Any] = []  # per-word caches (word frequencies, scripts)
 
 
 def _chars(args: tuple[Any, ...]) -> int:
+    """The characters of the strings in ``args``, in tuples among them too (1 for anything
+    else in a tuple)."""
     total = 0
     for a in args:
-        if isinstance(a, str):
+        if type(a) is str or isinstance(a, str):
             total += len(a)
         elif isinstance(a, tuple):
             total += sum(len(x) if isinstance(x, str) else 1 for x in a)
     return total
-
-
-def _short(args: tuple[Any, ...]) -> bool:
-    """Whether ``args`` hold at most :data:`MEMO_CHARS` characters (one string: at once)."""
-    if len(args) == 1 and type(args[0]) is str:
-        return len(args[0]) <= MEMO_CHARS
-    return _chars(args) <= MEMO_CHARS
 
 
 def memo(
@@ -70,7 +65,7 @@ def memo(
 
         @wraps(fn)
         def call(*args: P.args, **kwargs: P.kwargs) -> R:
-            if not kwargs and _short(args):
+            if not kwargs and _chars(args) <= MEMO_CHARS:
                 return cached(*args)
             return fn(*args, **kwargs)
 
