@@ -30,8 +30,10 @@ _CACHE = 8192
 
 MEMO_CHARS = 4096
 """The longest text (all its string arguments together) whose analyses are kept in a cache."""
-MEMO_ENTRIES = 2048
+MEMO_ENTRIES = 1024
 """How many texts (argument tuples) each per-text cache of a feature keeps."""
+MEMO_WORD_CHARS = 64
+"""The longest word (or character sequence) whose per-word values are kept in a cache."""
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -56,9 +58,11 @@ def memo(
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Decorator: memoise a pure function of texts (positional, hashable arguments) in an LRU
     cache of ``maxsize`` entries, computing afresh, without keeping, when its string arguments
-    hold more than :data:`MEMO_CHARS` characters together. The function must return an
-    immutable value (it is shared by every caller). :func:`clear_caches` empties it (a
-    ``per_word`` cache only when asked)."""
+    hold more than :data:`MEMO_CHARS` characters together. A ``per_word`` function takes a word
+    first (its other arguments short: a language code) and keeps words of at most
+    :data:`MEMO_WORD_CHARS` characters. The function must return an immutable value (it is
+    shared by every caller). :func:`clear_caches` empties it (a ``per_word`` cache only when
+    asked)."""
 
     def wrap(fn: Callable[P, R]) -> Callable[P, R]:
         cached = lru_cache(maxsize=maxsize)(fn)
@@ -69,8 +73,17 @@ def memo(
                 return cached(*args)
             return fn(*args, **kwargs)
 
+        @wraps(fn)
+        def call_word(*args: P.args, **kwargs: P.kwargs) -> R:
+            if kwargs or not args:
+                return fn(*args, **kwargs)
+            word = args[0]
+            if type(word) is str and len(word) <= MEMO_WORD_CHARS:
+                return cached(*args)
+            return fn(*args, **kwargs)
+
         (_WORD_MEMOS if per_word else _MEMOS).append(cached)
-        return call
+        return call_word if per_word else call
 
     return wrap
 
