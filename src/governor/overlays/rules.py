@@ -43,6 +43,7 @@ from governor.overlays.features.dialogue import (
     MAX_TURN_CHARS,
     Dialogue,
     as_dialogue,
+    assistant_turns,
     bot_history,
 )
 
@@ -170,9 +171,10 @@ class Overlay:
         now = float(fn(ctx, candidate, res=res))
         if self.scope.kind == "turn" or feature.scope == "trajectory":
             return now
-        history = bot_history(ctx)
         if self.scope.kind == "last_n":
-            history = history[-(self.scope.n - 1) :] if self.scope.n > 1 else []
+            history = bot_history(ctx, self.scope.n - 1) if self.scope.n > 1 else []
+        else:
+            history = bot_history(ctx)
         values = [float(fn(c, t, res=res)) for c, t in history] + [now]
         return sum(values) / len(values)
 
@@ -184,7 +186,7 @@ class Overlay:
         return self._active(as_dialogue(context), candidate)
 
     def _active(self, ctx: Dialogue, candidate: str) -> bool:
-        if self.scope.kind == "last_n" and len(bot_history(ctx)) + 1 < self.scope.n:
+        if self.scope.kind == "last_n" and assistant_turns(ctx) + 1 < self.scope.n:
             return False
         if self.condition is None:
             return True

@@ -82,7 +82,22 @@ def texts_of(context: Sequence[Turn], role: Role) -> list[str]:
     return [t.text for t in context if t.role == role]
 
 
-def bot_history(context: Sequence[Turn]) -> list[tuple[Dialogue, str]]:
-    """Each earlier assistant turn with the dialogue before it, oldest first."""
+def bot_history(context: Sequence[Turn], last: int | None = None) -> list[tuple[Dialogue, str]]:
+    """Each earlier assistant turn with the dialogue before it, oldest first (the ``last`` of
+    them only, when given)."""
     ctx = tuple(context)
-    return [(ctx[:i], t.text) for i, t in enumerate(ctx) if t.role == "assistant"]
+    if last is None:
+        return [(ctx[:i], t.text) for i, t in enumerate(ctx) if t.role == "assistant"]
+    found: list[tuple[Dialogue, str]] = []
+    for i in range(len(ctx) - 1, -1, -1):
+        if len(found) >= last:
+            break
+        if ctx[i].role == "assistant":
+            found.append((ctx[:i], ctx[i].text))
+    found.reverse()
+    return found
+
+
+def assistant_turns(context: Sequence[Turn]) -> int:
+    """How many turns of ``context`` are the assistant's."""
+    return sum(1 for t in context if t.role == "assistant")

@@ -60,7 +60,7 @@ def exceedances(values: Sequence[float], bound: float) -> int:
 def series(name: str, context: Dialogue, candidate: str, res: Resources, n: int) -> list[float]:
     """Feature ``name`` over the assistant's last ``n`` - 1 turns and the candidate."""
     fn = get_feature(name).fn
-    history = bot_history(context)[-(n - 1) :] if n > 1 else []
+    history = bot_history(context, n - 1) if n > 1 else []
     return [*(fn(ctx, text, res=res) for ctx, text in history), fn(context, candidate, res=res)]
 
 
