@@ -17,6 +17,7 @@ import pytest
 
 from governor.overlays.features import FEATURES, Resources, Turn, get_feature
 from governor.overlays.features.base import SpecificityNorms, ToneWeights
+from governor.overlays.features.dialogue import assistant_turns, bot_history
 from governor.overlays.features.text import clear_caches, warm_up
 
 U, A = "user", "assistant"
@@ -318,3 +319,11 @@ def test_features_match_the_recorded_values_from_several_threads() -> None:
     for t in threads:
         t.join()
     assert found == []
+
+
+def test_the_last_assistant_turns_are_the_tail_of_all_of_them() -> None:
+    for context, _ in CASES:
+        every = bot_history(context)
+        assert assistant_turns(context) == len(every)
+        for k in range(1, 6):
+            assert bot_history(context, k) == every[-k:]
