@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from governor.bench.feature_speed import feature_speed
+import pytest
+
+from governor.bench.feature_speed import CACHES, feature_speed, main, overlay_speed
 from governor.overlays.features import FEATURES
 
 
@@ -10,3 +12,15 @@ def test_feature_speed_reports_a_median() -> None:
     report = feature_speed(8)
     assert report["responses"] == 8 and report["median_ms"] > 0
     assert report["features"] == len(FEATURES)
+
+
+def test_overlay_speed_times_every_shipped_overlay_on_two_candidates(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for caches in CACHES:
+        report = overlay_speed(3, caches=caches)
+        assert report["steps"] == 3 and report["candidates"] == 2
+        assert report["overlays"] >= 15 and report["median_ms"] > 0 and report["cpu_ms"] > 0
+    main(["-n", "2"])
+    out = capsys.readouterr().out
+    assert "warm caches" in out and "new caches" in out and "cold caches" in out

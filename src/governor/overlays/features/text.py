@@ -69,8 +69,12 @@ def memo(
 
         @wraps(fn)
         def call(*args: P.args, **kwargs: P.kwargs) -> R:
-            if not kwargs and _chars(args) <= MEMO_CHARS:
-                return cached(*args)
+            if not kwargs:
+                if len(args) == 1 and type(args[0]) is str:  # the usual call: one text
+                    if len(args[0]) <= MEMO_CHARS:
+                        return cached(*args)
+                elif _chars(args) <= MEMO_CHARS:
+                    return cached(*args)
             return fn(*args, **kwargs)
 
         @wraps(fn)
