@@ -24,3 +24,20 @@ def test_overlay_speed_times_every_shipped_overlay_on_two_candidates(
     main(["-n", "2"])
     out = capsys.readouterr().out
     assert "warm caches" in out and "new caches" in out and "cold caches" in out
+
+
+def test_the_feature_speed_subcommand_prints_every_figure() -> None:
+    import argparse
+    import io
+
+    from rich.console import Console
+
+    from governor.bench.feature_speed import add_parser
+
+    parser = argparse.ArgumentParser()
+    add_parser(parser.add_subparsers(dest="bench", required=True))
+    args = parser.parse_args(["feature-speed", "-n", "2"])
+    out = io.StringIO()
+    assert args.handler(args, Console(file=out, width=200)) == 0
+    printed = out.getvalue()
+    assert "all " in printed and printed.count("overlay evaluate") == 3

@@ -7,7 +7,8 @@ step spends judging its candidates: every shipped small-talk overlay's ``Overlay
 candidate replies after a dialogue, with the per-text caches warm (texts recur, as the stub
 upstream's reply does in ``governor bench serve``), holding what the step before saw (the
 replies and the user's last turn new, as in a served conversation), or cleared (every text new).
-Neither has a ``governor bench`` command; ``python -m governor.bench.feature_speed`` prints both.
+``python -m governor.bench.feature_speed`` prints both (:func:`add_parser` makes it
+``governor bench feature-speed`` where the command table registers it).
 Imports the overlays, their features and the corpora reader.
 """
 
@@ -20,6 +21,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
+from rich.console import Console
+
+from governor.flags import Subcommands
 from governor.overlays.features import text
 from governor.overlays.features.base import FEATURES, measure_all
 from governor.overlays.features.dialogue import Turn
@@ -137,26 +141,48 @@ def overlay_speed(
     }
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Print the figures of :func:`overlay_speed` (warm and cold) and :func:`feature_speed`."""
-    parser = argparse.ArgumentParser(
-        prog="python -m governor.bench.feature_speed", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument("-n", type=int, default=300, help="steps (overlays) or replies (features)")
-    args = parser.parse_args(argv)
-    f = feature_speed(args.n)
-    print(
+def report_lines(n: int = 300) -> list[str]:
+    """The figures of :func:`feature_speed` and of :func:`overlay_speed` in each cache mode."""
+    f = feature_speed(n)
+    lines = [
         f"all {f['features']:.0f} features, cold caches: median {f['median_ms']:.3f} ms,"
         f" p95 {f['p95_ms']:.3f} ms per reply ({f['responses']:.0f} replies;"
         f" models loaded in {f['load_s']:.2f} s)"
-    )
+    ]
     for caches in CACHES:
-        r = overlay_speed(args.n, caches=caches)
-        print(
+        r = overlay_speed(n, caches=caches)
+        lines.append(
             f"overlay evaluate, {caches} caches: {r['overlays']:.0f} overlays"
             f" x {r['candidates']:.0f} candidates per step: median {r['median_ms']:.3f} ms,"
             f" p95 {r['p95_ms']:.3f} ms, CPU {r['cpu_ms']:.3f} ms per step ({r['steps']:.0f} steps)"
         )
+    return lines
+
+
+def add_parser(bench: Subcommands) -> None:
+    """``governor bench feature-speed`` (for a command table that registers it)."""
+    speed = bench.add_parser(
+        "feature-speed", help="overlay features' time per reply and overlays' time per step"
+    )
+    speed.add_argument("-n", type=int, default=300, help="steps (overlays) or replies (features)")
+    speed.set_defaults(handler=run_command)
+
+
+def run_command(args: argparse.Namespace, console: Console) -> int:
+    for line in report_lines(args.n):
+        console.print(line)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Print :func:`report_lines`."""
+    parser = argparse.ArgumentParser(
+        prog="python -m governor.bench.feature_speed", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("-n", type=int, default=300, help="steps (overlays) or replies (features)")
+    for line in report_lines(parser.parse_args(argv).n):
+        print(line)
+
 
 if __name__ == "__main__":
     main()
