@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+import argparse
+import io
 
-from governor.bench.feature_speed import CACHES, feature_speed, main, overlay_speed
+import pytest
+from rich.console import Console
+
+from governor.bench.feature_speed import CACHES, add_parser, feature_speed, main, overlay_speed
 from governor.overlays.features import FEATURES
 
 
@@ -27,13 +31,6 @@ def test_overlay_speed_times_every_shipped_overlay_on_two_candidates(
 
 
 def test_the_feature_speed_subcommand_prints_every_figure() -> None:
-    import argparse
-    import io
-
-    from rich.console import Console
-
-    from governor.bench.feature_speed import add_parser
-
     parser = argparse.ArgumentParser()
     add_parser(parser.add_subparsers(dest="bench", required=True))
     args = parser.parse_args(["feature-speed", "-n", "2"])
