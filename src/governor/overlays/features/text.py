@@ -5,8 +5,12 @@ Everything here works offline from data shipped inside the packages: TextBlob's 
 load lazily on first use and results are memoised per text (bounded caches of pure functions,
 :func:`memo`): a text longer than :data:`MEMO_CHARS` characters is analysed afresh on each call
 rather than kept, so that no hostile text pins memory, and each cache holds a bounded number of
-texts, least recently used dropped first. The caches are safe to share between threads (each
-value is immutable; two threads may compute the same one, never a different one).
+texts, least recently used dropped first (a per-word cache keeps words of at most
+:data:`MEMO_WORD_CHARS` characters). A text's words, lower-cased words and sentences
+(:func:`word_tuple`, :func:`lower_words`, :func:`sentence_tuple`) are computed once and shared by
+every feature that reads them, and the features keep their own per-text values the same way. The
+caches are safe to share between threads (each value is immutable; two threads may compute the
+same one, never a different one); :func:`clear_caches` empties them.
 """
 
 from __future__ import annotations
