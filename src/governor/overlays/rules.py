@@ -39,7 +39,13 @@ from typing import Any, Literal, Protocol
 from governor.core import Severity, Verdict
 from governor.errors import SpecError, expected
 from governor.overlays.features.base import DEFAULT_RESOURCES, Resources, get_feature
-from governor.overlays.features.dialogue import MAX_TURN_CHARS, as_dialogue, bot_history
+from governor.overlays.features.dialogue import (
+    MAX_TURN_CHARS,
+    Dialogue,
+    as_dialogue,
+    assistant_turns,
+    bot_history,
+)
 
 Kind = Literal["prohibitory", "transfer", "permissive"]
 KINDS: tuple[str, ...] = ("prohibitory", "transfer", "permissive")
@@ -157,14 +163,18 @@ class Overlay:
 
     def value(self, context: Any, candidate: str) -> float:
         """The feature value over this overlay's scope."""
-        ctx = as_dialogue(context)
-        fn, res = get_feature(self.feature).fn, self.resources
+        return self._value(as_dialogue(context), candidate)
+
+    def _value(self, ctx: Dialogue, candidate: str) -> float:
+        feature = get_feature(self.feature)
+        fn, res = feature.fn, self.resources
         now = float(fn(ctx, candidate, res=res))
-        if self.scope.kind == "turn" or get_feature(self.feature).scope == "trajectory":
+        if self.scope.kind == "turn" or feature.scope == "trajectory":
             return now
-        history = bot_history(ctx)
         if self.scope.kind == "last_n":
-            history = history[-(self.scope.n - 1) :] if self.scope.n > 1 else []
+            history = bot_history(ctx, self.scope.n - 1) if self.scope.n > 1 else []
+        else:
+            history = bot_history(ctx)
         values = [float(fn(c, t, res=res)) for c, t in history] + [now]
         return sum(values) / len(values)
 
@@ -173,8 +183,10 @@ class Overlay:
 
         A ``last_n`` overlay applies once the assistant has n turns, the candidate included.
         """
-        ctx = as_dialogue(context)
-        if self.scope.kind == "last_n" and len(bot_history(ctx)) + 1 < self.scope.n:
+        return self._active(as_dialogue(context), candidate)
+
+    def _active(self, ctx: Dialogue, candidate: str) -> bool:
+        if self.scope.kind == "last_n" and assistant_turns(ctx) + 1 < self.scope.n:
             return False
         if self.condition is None:
             return True
@@ -183,7 +195,7 @@ class Overlay:
 
     def evaluate(self, context: Any, candidate: Any) -> Verdict:
         """Judge ``candidate`` after ``context`` (turns, or a trajectory)."""
-        if not isinstance(candidate, str) or not candidate.strip():
+        if not isinstance(candidate, str) or not candidate or candidate.isspace():
             found = "empty" if isinstance(candidate, str) else type(candidate).__name__
             return Verdict.reject(
                 self.name, self.epsilon + 1.0, f"expected a text response, found {found}"
@@ -196,16 +208,16 @@ class Overlay:
             )
         ctx = as_dialogue(context)
         if self.kind == "permissive":
-            on = self.active(ctx, candidate)
+            on = self._active(ctx, candidate)
             note = f"{self.target} widened ({self.condition})" if on else ""
             return Verdict.allow(self.name, descriptor=note)
-        if not self.active(ctx, candidate):
+        if not self._active(ctx, candidate):
             return Verdict.allow(self.name)
         bounds = self.bounds
         for permit in self.permits:
-            if permit.active(ctx, candidate):
+            if permit._active(ctx, candidate):
                 bounds = bounds.widen(permit.bounds)
-        value = self.value(ctx, candidate)
+        value = self._value(ctx, candidate)
         if not math.isfinite(value):
             return Verdict.failed(self.name, f"{self.feature}: {expected('a number', value)}")
         if self.margin is not None:

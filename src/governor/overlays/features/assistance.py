@@ -14,7 +14,7 @@ import numpy as np
 
 from governor.overlays.features.base import DEFAULT_RESOURCES, Embed, Resources, register
 from governor.overlays.features.dialogue import Dialogue, last
-from governor.overlays.features.text import sentences
+from governor.overlays.features.text import memo, sentence_tuple
 
 ASSISTANCE_PHRASES = (
     r"(?:i'?d|i would|i'?m|i am) (?:be )?(?:happy|glad|here) to help",
@@ -73,19 +73,23 @@ _IMPERATIVE = re.compile(rf"^(?:\W*\d*[.)]?\s*)(?:{IMPERATIVES})\b", re.IGNORECA
 _REQUEST = re.compile(r"\b(?:" + "|".join(REQUEST_PHRASES) + ")", re.IGNORECASE)
 # A list item: a bullet or "1." at a line start, or an inline "2)" after a space or colon.
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+\S|[\s:]\d{1,2}\)\s+\S", re.MULTILINE)
+_QUESTION = re.compile(r"\?+")
 
 
+@memo()
 def assistance_markers(text: str) -> int:
     """Assistance phrases found, plus one when the text holds a list of two or more items."""
     found = len(_ASSIST.findall(text))
     return found + (1 if len(_LIST_ITEM.findall(text)) >= 2 else 0)
 
 
+@memo()
 def advice_markers(text: str) -> int:
     """Sentences that give advice: an advice phrase or an imperative opening."""
-    return sum(1 for s in sentences(text) if _ADVICE.search(s) or _IMPERATIVE.search(s))
+    return sum(1 for s in sentence_tuple(text) if _ADVICE.search(s) or _IMPERATIVE.search(s))
 
 
+@memo()
 def requested(text: str | None) -> bool:
     """Whether a user turn asks for advice, help, an explanation or more detail."""
     return bool(text) and _REQUEST.search(text or "") is not None
@@ -159,4 +163,4 @@ def user_request(context: Dialogue, candidate: str, *, res: Resources = DEFAULT_
     description="questions asked in the response (runs of '?')",
 )
 def questions(context: Dialogue, candidate: str, *, res: Resources = DEFAULT_RESOURCES) -> float:
-    return float(len(re.findall(r"\?+", candidate)))
+    return float(len(_QUESTION.findall(candidate)))

@@ -43,13 +43,19 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 from governor.overlays.features.base import DEFAULT_RESOURCES, Resources, register
 from governor.overlays.features.dialogue import Dialogue, last
 from governor.overlays.features.endings import recurring_tail, stray_tail_of
-from governor.overlays.features.text import normalised, sentences, words, zipf
+from governor.overlays.features.text import (
+    lower_words,
+    memo,
+    normalised,
+    sentence_tuple,
+    word_tuple,
+    zipf,
+)
 
 LANGUAGES = ("en", "fr", "de", "es", "it", "pt", "nl")
 MIN_WORDS = 8  # non_words divides by at least this many words
@@ -78,9 +84,12 @@ _MARKUP = re.compile(
     re.MULTILINE,
 )
 _NUMBER = re.compile(r"[\d.,:/-]+(?:st|nd|rd|th|s|am|pm|k)?", re.IGNORECASE)
+_RUN = re.compile(r"(.)\1+", re.DOTALL)  # a character repeated in a row
+_ASCII_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f]")  # the ASCII controls that are not space
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
-@lru_cache(maxsize=65536)
+@memo(65536, per_word=True)
 def script(ch: str) -> str:
     """The script family of a letter ("LATIN", "CYRILLIC", "CJK", ...); "" for anything else."""
     if not ch.isalpha():
@@ -94,16 +103,17 @@ def _ngrams(tokens: Sequence[str], n: int) -> list[tuple[str, ...]]:
     return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
 
 
+@memo()
 def repeated_share(text: str, n: int = NGRAM) -> float:
     """Share of the word n-grams of ``text`` that repeat an earlier one (0 without n-grams), or
     1 when a sentence of :data:`SAID_TWICE` words or more is said twice."""
     said: set[tuple[str, ...]] = set()
-    for sentence in sentences(text):
-        key = tuple(w.lower() for w in words(sentence))
+    for sentence in sentence_tuple(text):
+        key = lower_words(sentence)
         if len(key) >= SAID_TWICE and key in said:
             return 1.0
         said.add(key)
-    grams = _ngrams([w.lower() for w in words(text)], n)
+    grams = _ngrams(lower_words(text), n)
     return (len(grams) - len(set(grams))) / len(grams) if grams else 0.0
 
 
@@ -111,33 +121,39 @@ def _is_symbol(ch: str) -> bool:
     return not (ch.isspace() or ch in _ORDINARY or (ch.isalnum() and script(ch) != "CJK"))
 
 
+@memo(65536, per_word=True)
 def _invisible(ch: str) -> bool:
     """A format, private-use, unassigned or control character (zero-width space, bidi marks)."""
     category = unicodedata.category(ch)
     return ch != ZWJ and category in ("Cc", "Cf", "Co", "Cn", "Cs")
 
 
+@memo()
 def symbol_repeats(text: str) -> int:
     """Repeats of one symbol in a row, spaces ignored ("↦ ↦ ↦" is 2, a lone one 0), or of one
     punctuation mark beyond :data:`PUNCT_RUN`, plus the number of invisible characters
     (zero-width, bidi, control)."""
-    best, run, prev, invisible = 0, 0, "", 0
-    for ch in text:
-        if ch.isspace():
-            continue
-        invisible += _invisible(ch)
-        run = run + 1 if ch == prev else 0
-        prev = ch
+    said = "".join(text.split())  # spaces ignored: a run goes on across them
+    best = 0
+    for found in _RUN.finditer(said):  # each run of one character, two or more long
+        ch, repeats = found.group(1), found.end() - found.start() - 1
         if _is_symbol(ch):
-            best = max(best, run)
-        elif ch in _ORDINARY and run > PUNCT_RUN:
-            best = max(best, run - PUNCT_RUN)
+            best = max(best, repeats)
+        elif ch in _ORDINARY and repeats > PUNCT_RUN:
+            best = max(best, repeats - PUNCT_RUN)
+    invisible = len(_ASCII_CONTROL.findall(said))
+    if not said.isascii():
+        invisible += sum(_invisible(ch) for ch in _NON_ASCII.findall(said))
     return best + invisible
 
 
 def language(context: Dialogue) -> str:
     """The conversation's language from the user's last :data:`LANGUAGE_TURNS` turns."""
-    said = [t.text for t in context if t.role == "user"][-LANGUAGE_TURNS:]
+    return _language(tuple([t.text for t in context if t.role == "user"][-LANGUAGE_TURNS:]))
+
+
+@memo()
+def _language(said: tuple[str, ...]) -> str:
     found = sum(_english(t)[0] for t in said)
     if not found or sum(_english(t)[1] for t in said) >= SURE * found:  # the usual case
         return LANGUAGES[0]
@@ -145,26 +161,26 @@ def language(context: Dialogue) -> str:
     return LANGUAGES[max(range(len(LANGUAGES)), key=lambda i: (score[i], i == 0))]
 
 
-@lru_cache(maxsize=8192)
+@memo(8192)
 def _english(text: str) -> tuple[int, int]:
     """(words, common English words) of a text."""
-    found = [w for w in words(text) if w.isalpha()]
+    found = [w for w in word_tuple(text) if w.isalpha()]
     return len(found), sum(zipf(w, LANGUAGES[0]) >= COMMON for w in found)
 
 
-@lru_cache(maxsize=8192)
+@memo(8192)
 def _scores(text: str) -> tuple[float, ...]:
     """The sum of the word frequencies of a text in each of :data:`LANGUAGES`."""
-    found = [w for w in words(text) if w.isalpha()][:200]
+    found = [w for w in word_tuple(text) if w.isalpha()][:200]
     return tuple(sum(zipf(w, lang) for w in found) for lang in LANGUAGES)
 
 
-@lru_cache(maxsize=8192)
+@memo(8192)
 def non_word_share(text: str, lang: str = "en") -> float:
     """Share of words unknown in ``lang`` (names and numbers skipped; at least MIN_WORDS)."""
     unknown, counted = 0, 0
-    for sentence in sentences(text):
-        for i, w in enumerate(words(sentence)):
+    for sentence in sentence_tuple(text):
+        for i, w in enumerate(word_tuple(sentence)):
             if _NUMBER.fullmatch(w) or (i > 0 and w[:1].isupper() and w[1:].islower()):
                 continue
             counted += 1
@@ -172,8 +188,11 @@ def non_word_share(text: str, lang: str = "en") -> float:
     return unknown / max(counted, MIN_WORDS)
 
 
+@memo()
 def foreign_script_share(text: str) -> float:
     """Share of words outside the dominant script, mixed-script words counting as outside."""
+    if text.isascii():  # every letter is Latin: one script
+        return 0.0
     scripts = [frozenset(s for s in map(script, w) if s) for w in text.split()]
     scripts = [s for s in scripts if s]
     if not scripts:
@@ -187,6 +206,7 @@ def foreign_script_share(text: str) -> float:
     return sum(s != {dominant} for s in scripts) / len(scripts)
 
 
+@memo()
 def markup_count(text: str) -> int:
     """HTML/XML tags, code fences and Markdown marks (headings, bold, links, list items,
     blockquotes, tables, inline code) in ``text``, read normalised (:func:`.text.normalised`), so
@@ -195,10 +215,11 @@ def markup_count(text: str) -> int:
     return len(_MARKUP.findall(normalised(text)))
 
 
+@memo()
 def echo_share(candidate: str, previous: str, n: int = ECHO_NGRAM) -> float:
     """Share of the candidate's words inside a word n-gram that also occurs in ``previous``."""
-    mine = [w.lower() for w in words(candidate)]
-    theirs = set(_ngrams([w.lower() for w in words(previous)], n))
+    mine = lower_words(candidate)
+    theirs = _ngram_set(previous, n)
     if len(mine) < n or not theirs:
         return 0.0
     covered = [False] * len(mine)
@@ -206,6 +227,11 @@ def echo_share(candidate: str, previous: str, n: int = ECHO_NGRAM) -> float:
         if gram in theirs:
             covered[i : i + n] = [True] * n
     return sum(covered) / len(mine)
+
+
+@memo()
+def _ngram_set(text: str, n: int) -> frozenset[tuple[str, ...]]:
+    return frozenset(_ngrams(lower_words(text), n))
 
 
 def _register(

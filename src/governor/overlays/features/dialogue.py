@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any, Literal
 
 from governor.core import Trajectory
@@ -48,7 +49,7 @@ def as_dialogue(context: Any) -> Dialogue:
     """
     if isinstance(context, Trajectory):
         obs = context.observation
-        if isinstance(obs, (tuple, list)) and all(isinstance(t, Turn) for t in obs):
+        if isinstance(obs, (tuple, list)) and all(map(isinstance, obs, repeat(Turn))):
             return tuple(obs)
         turns: list[Turn] = []
         for step in context.steps:
@@ -59,10 +60,10 @@ def as_dialogue(context: Any) -> Dialogue:
         if isinstance(obs, str):
             turns.append(Turn("user", obs))
         return tuple(turns)
-    turns = list(context)
-    if not all(isinstance(t, Turn) for t in turns):
+    dialogue = tuple(context)  # a tuple already is itself: no copy
+    if not all(map(isinstance, dialogue, repeat(Turn))):
         raise ConfigError(f"context: {expected('a trajectory or a sequence of Turn', context)}")
-    return tuple(turns)
+    return dialogue
 
 
 def last(context: Sequence[Turn], role: Role, k: int = 0) -> str | None:
@@ -81,7 +82,22 @@ def texts_of(context: Sequence[Turn], role: Role) -> list[str]:
     return [t.text for t in context if t.role == role]
 
 
-def bot_history(context: Sequence[Turn]) -> list[tuple[Dialogue, str]]:
-    """Each earlier assistant turn with the dialogue before it, oldest first."""
+def bot_history(context: Sequence[Turn], last: int | None = None) -> list[tuple[Dialogue, str]]:
+    """Each earlier assistant turn with the dialogue before it, oldest first (the ``last`` of
+    them only, when given)."""
     ctx = tuple(context)
-    return [(ctx[:i], t.text) for i, t in enumerate(ctx) if t.role == "assistant"]
+    if last is None:
+        return [(ctx[:i], t.text) for i, t in enumerate(ctx) if t.role == "assistant"]
+    found: list[tuple[Dialogue, str]] = []
+    for i in range(len(ctx) - 1, -1, -1):
+        if len(found) >= last:
+            break
+        if ctx[i].role == "assistant":
+            found.append((ctx[:i], ctx[i].text))
+    found.reverse()
+    return found
+
+
+def assistant_turns(context: Sequence[Turn]) -> int:
+    """How many turns of ``context`` are the assistant's."""
+    return sum(1 for t in context if t.role == "assistant")

@@ -39,7 +39,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from governor.overlays.features.text import tags, words, zipf
+from governor.overlays.features.text import memo, tags, word_tuple, zipf
 
 TAIL_WORDS = 2  # the most words of a trailing fragment
 RARE = 4.0  # a lower-case word rarer than this Zipf frequency in the language
@@ -69,6 +69,7 @@ _TITLE = re.compile(
 _LAUGH = re.compile(r"(?:lo)+l|(?:lmf?ao|rofl)|a?(?:h[aeio])+h?a*|x+d+", re.IGNORECASE)  # "hahah"
 
 
+@memo()
 def stray_tail_of(text: str, lang: str = "en") -> float:
     """1.0 when the end of ``text`` is broken (see the module doc), else 0.0."""
     end = text[-200:].rstrip()
@@ -80,7 +81,7 @@ def stray_tail_of(text: str, lang: str = "en") -> float:
     found = _TAIL.search(end)
     if found is None:
         return 0.0
-    tail = words(found.group(1))
+    tail = word_tuple(found.group(1))
     if not 0 < len(tail) <= TAIL_WORDS:
         return 0.0
     rare = [
@@ -106,10 +107,11 @@ def whole_sentences(text: str) -> str:
     return text[:end]
 
 
+@memo()
 def tail_words(text: str) -> tuple[str, ...]:
     """The words, in lower case, of the unpunctuated fragment after ``text``'s last sentence."""
     found = _TAIL.search(text[-200:].rstrip())
-    return tuple(w.lower() for w in words(found.group(1))) if found else ()
+    return tuple(w.lower() for w in word_tuple(found.group(1))) if found else ()
 
 
 def recurring_tail(text: str, earlier: Sequence[str]) -> float:

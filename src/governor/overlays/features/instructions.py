@@ -27,7 +27,7 @@ from functools import lru_cache
 from governor.overlays.defaults import SMALL_TALK
 from governor.overlays.features.base import DEFAULT_RESOURCES, Resources, register
 from governor.overlays.features.dialogue import Dialogue
-from governor.overlays.features.text import STOPWORDS, content_stems, stem, words, zipf
+from governor.overlays.features.text import STOPWORDS, content_stems, memo, stem, words, zipf
 
 MIN_STEMS = 5  # the share is taken over at least this many content stems
 COMMON = 5.8  # words this frequent (Zipf) say nothing about the instructions
@@ -70,7 +70,10 @@ def instruction_share(candidate: str, said: frozenset[str] = frozenset()) -> flo
 def instruction_echo(
     context: Dialogue, candidate: str, *, res: Resources = DEFAULT_RESOURCES
 ) -> float:
-    said: frozenset[str] = frozenset().union(
-        *(content_stems(t.text) for t in context if t.role == "user")
-    )
+    return _instruction_echo(candidate, tuple(t.text for t in context if t.role == "user"))
+
+
+@memo()
+def _instruction_echo(candidate: str, user_texts: tuple[str, ...]) -> float:
+    said: frozenset[str] = frozenset().union(*(content_stems(t) for t in user_texts))
     return instruction_share(candidate, said)

@@ -8,11 +8,9 @@ human responses) and capped at 1, as in the small-talk paper.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from governor.overlays.features.base import DEFAULT_RESOURCES, Resources, register
 from governor.overlays.features.dialogue import Dialogue
-from governor.overlays.features.text import tags, words, zipf
+from governor.overlays.features.text import memo, tags, word_tuple, zipf
 
 RARE_ZIPF = 3.0  # rarer than one in a million words
 COMMON_ZIPF = 4.5  # a capitalised word this common at a sentence start is not a name
@@ -27,28 +25,29 @@ _NAME_TAGS = ("NNP", "NNPS")
 _DESCRIPTIVE_TAGS = ("JJ", "JJR", "JJS", "RB", "RBR", "RBS")
 
 
-@lru_cache(maxsize=8192)
+@memo(8192)
 def counts(text: str) -> tuple[int, int, int, float]:
     """(proper-noun runs, numbers, descriptive words, rare-word rate) of a text."""
     names = numbers = descriptive = 0
     in_name = False
     sentence_start = True
     for word, tag in tags(text):
+        letters = word.isalpha()  # all letters: one at least, and no digit
         is_name = (
             tag in _NAME_TAGS
             and word[:1].isupper()
-            and any(c.isalpha() for c in word)
+            and (letters or any(c.isalpha() for c in word))
             and not (sentence_start and zipf(word.strip(".")) >= COMMON_ZIPF)
         )
         if is_name and not in_name:
             names += 1
         in_name = is_name
-        if tag == "CD" or any(c.isdigit() for c in word):
+        if tag == "CD" or (not letters and any(c.isdigit() for c in word)):
             numbers += 1
         elif tag in _DESCRIPTIVE_TAGS and word.lower() not in FUNCTION_MODIFIERS:
             descriptive += 1
         sentence_start = word in (".", "!", "?", ":", ";") or word.endswith((".", "!", "?"))
-    content = [w for w in words(text) if w.isalpha() and len(w) > 2]
+    content = [w for w in word_tuple(text) if w.isalpha() and len(w) > 2]
     rare = sum(1 for w in content if zipf(w) < RARE_ZIPF)
     return names, numbers, descriptive, (rare / len(content) if content else 0.0)
 

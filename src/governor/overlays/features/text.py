@@ -2,7 +2,15 @@
 
 Everything here works offline from data shipped inside the packages: TextBlob's pattern tagger
 (its lexicon files, no NLTK data), ``wordfreq``'s frequency lists and VADER's lexicon. The models
-load lazily on first use and results are memoised per text (bounded caches of pure functions).
+load lazily on first use and results are memoised per text (bounded caches of pure functions,
+:func:`memo`): a text longer than :data:`MEMO_CHARS` characters is analysed afresh on each call
+rather than kept, so that no hostile text pins memory, and each cache holds a bounded number of
+texts, least recently used dropped first (a per-word cache keeps words of at most
+:data:`MEMO_WORD_CHARS` characters). A text's words, lower-cased words and sentences
+(:func:`word_tuple`, :func:`lower_words`, :func:`sentence_tuple`) are computed once and shared by
+every feature that reads them, and the features keep their own per-text values the same way. The
+caches are safe to share between threads (each value is immutable; two threads may compute the
+same one, never a different one); :func:`clear_caches` empties them.
 """
 
 from __future__ import annotations
@@ -12,8 +20,9 @@ import re
 import threading
 import unicodedata
 import warnings
-from functools import lru_cache
-from typing import Any
+from collections.abc import Callable
+from functools import lru_cache, wraps
+from typing import Any, ParamSpec, TypeVar
 
 # Han ideographs, kana and their marks: written without spaces, so each character counts as a word
 # (Chinese words average 1.5 characters; one per character is the usual counting convention).
@@ -22,6 +31,77 @@ _LETTERS = rf"[^\W_{CJK}]+"  # letters and digits of any script but the ones abo
 _WORD = re.compile(rf"[{CJK}]|{_LETTERS}(?:['’][^\W\d_{CJK}]+)*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
 _CACHE = 8192
+
+MEMO_CHARS = 4096
+"""The longest text (all its string arguments together) whose analyses are kept in a cache."""
+MEMO_ENTRIES = 1024
+"""How many texts (argument tuples) each per-text cache of a feature keeps."""
+MEMO_WORD_CHARS = 64
+"""The longest word (or character sequence) whose per-word values are kept in a cache."""
+
+P = ParamSpec("P")
+R = TypeVar("R")
+_MEMOS: list[Any] = []  # per-text caches
+_WORD_MEMOS: list[Any] = []  # per-word caches (word frequencies, scripts)
+
+
+def _chars(args: tuple[Any, ...]) -> int:
+    """The characters of the strings in ``args``, in tuples among them too (1 for anything
+    else in a tuple)."""
+    total = 0
+    for a in args:
+        if type(a) is str or isinstance(a, str):
+            total += len(a)
+        elif isinstance(a, tuple):
+            total += sum(len(x) if isinstance(x, str) else 1 for x in a)
+    return total
+
+
+def memo(
+    maxsize: int = MEMO_ENTRIES, *, per_word: bool = False
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Decorator: memoise a pure function of texts (positional, hashable arguments) in an LRU
+    cache of ``maxsize`` entries, computing afresh, without keeping, when its string arguments
+    hold more than :data:`MEMO_CHARS` characters together. A ``per_word`` function takes a word
+    first (its other arguments short: a language code) and keeps words of at most
+    :data:`MEMO_WORD_CHARS` characters. The function must return an immutable value (it is
+    shared by every caller). :func:`clear_caches` empties it (a ``per_word`` cache only when
+    asked)."""
+
+    def wrap(fn: Callable[P, R]) -> Callable[P, R]:
+        cached = lru_cache(maxsize=maxsize)(fn)
+
+        @wraps(fn)
+        def call(*args: P.args, **kwargs: P.kwargs) -> R:
+            if not kwargs:
+                if len(args) == 1 and type(args[0]) is str:  # the usual call: one text
+                    if len(args[0]) <= MEMO_CHARS:
+                        return cached(*args)
+                elif _chars(args) <= MEMO_CHARS:
+                    return cached(*args)
+            return fn(*args, **kwargs)
+
+        @wraps(fn)
+        def call_word(*args: P.args, **kwargs: P.kwargs) -> R:
+            if kwargs or not args:
+                return fn(*args, **kwargs)
+            word = args[0]
+            if type(word) is str and len(word) <= MEMO_WORD_CHARS:
+                return cached(*args)
+            return fn(*args, **kwargs)
+
+        (_WORD_MEMOS if per_word else _MEMOS).append(cached)
+        return call_word if per_word else call
+
+    return wrap
+
+
+def clear_caches(*, per_word: bool = False) -> None:
+    """Empty every per-text cache of the features, and with ``per_word`` the per-word ones
+    (word frequencies, scripts) too; the models stay loaded."""
+    for cached in (*_MEMOS, *_WORD_MEMOS) if per_word else _MEMOS:
+        cached.cache_clear()
+
 
 _STOPWORDS = """a about above after again all am an and any are as at be because been being but by can
     could did do does doing don't for from had has have having he her here hers him his how i i'd
@@ -33,7 +113,7 @@ _STOPWORDS = """a about above after again all am an and any are as at be because
 STOPWORDS = frozenset(_STOPWORDS.split())
 
 
-@lru_cache(maxsize=_CACHE)
+@memo(_CACHE)
 def normalised(text: str) -> str:
     """``text`` as the markup and length features read it, so that a look-alike cannot evade
     them: HTML entities decoded (``&lt;b&gt;`` is ``<b>``; twice, for ``&amp;lt;``), NFKC applied
@@ -54,6 +134,7 @@ MAX_WORD_CHARS = 24
 unbroken token (a 5,000-character string, a run of emoji) counts one word per this many."""
 
 
+@memo()
 def length_in_words(text: str) -> int:
     """How long ``text`` is, in words: each whitespace-separated token counts its words, and at
     least one word per :data:`MAX_WORD_CHARS` characters (a token of symbols only, such as an
@@ -87,6 +168,24 @@ def sentences(text: str) -> list[str]:
     return [s for s in (p.strip() for p in _SENTENCE_END.split(text)) if s]
 
 
+@memo()
+def word_tuple(text: str) -> tuple[str, ...]:
+    """:func:`words`, memoised (a tuple, shared by the features that read the same text)."""
+    return tuple(_WORD.findall(text))
+
+
+@memo()
+def lower_words(text: str) -> tuple[str, ...]:
+    """:func:`words` in lower case, memoised."""
+    return tuple(w.lower() for w in word_tuple(text))
+
+
+@memo()
+def sentence_tuple(text: str) -> tuple[str, ...]:
+    """:func:`sentences`, memoised."""
+    return tuple(s for s in (p.strip() for p in _SENTENCE_END.split(text)) if s)
+
+
 def stem(word: str) -> str:
     """A crude stem: lower case without a plural or verb suffix (for lexical overlap only)."""
     w = word.lower().replace("’", "'")
@@ -96,10 +195,10 @@ def stem(word: str) -> str:
     return w
 
 
-@lru_cache(maxsize=_CACHE)
+@memo(_CACHE)
 def content_stems(text: str) -> frozenset[str]:
     """Stems of the words that are not stop words (lexical proxies use these)."""
-    return frozenset(stem(w) for w in words(text) if w.lower() not in STOPWORDS and len(w) > 1)
+    return frozenset(stem(w) for w in word_tuple(text) if w.lower() not in STOPWORDS and len(w) > 1)
 
 
 _TAGGER_LOAD = threading.Lock()
@@ -119,7 +218,7 @@ def _tagger() -> Any:
     return tb_en
 
 
-@lru_cache(maxsize=_CACHE)
+@memo(_CACHE)
 def tags(text: str) -> tuple[tuple[str, str], ...]:
     """Penn Treebank part-of-speech tags from TextBlob's pattern tagger (no NLTK data)."""
     if not text.strip():
@@ -134,7 +233,7 @@ def _zipf() -> Any:
     return zipf_frequency
 
 
-@lru_cache(maxsize=65536)
+@memo(65536, per_word=True)
 def zipf(word: str, lang: str = "en") -> float:
     """Zipf frequency of a word in ``lang`` (log10 per billion words; 0 if unseen)."""
     return float(_zipf()(word.lower(), lang))
@@ -147,7 +246,7 @@ def _vader() -> Any:
     return SentimentIntensityAnalyzer()
 
 
-@lru_cache(maxsize=_CACHE)
+@memo(_CACHE)
 def compound(text: str) -> float:
     """VADER's compound sentiment of a text, in [-1, 1]."""
     return float(_vader().polarity_scores(text)["compound"]) if text.strip() else 0.0

@@ -15,7 +15,7 @@ import numpy as np
 from governor.errors import ConfigError, expected
 from governor.overlays.features.base import DEFAULT_RESOURCES, Resources, ToneWeights, register
 from governor.overlays.features.dialogue import Dialogue
-from governor.overlays.features.text import compound, sentences
+from governor.overlays.features.text import compound, memo, sentence_tuple
 
 # Topical-Chat turn sentiment -> valence. "Curious to dive deeper" and "Surprised" have no clear
 # valence and are left out of the fit.
@@ -31,7 +31,7 @@ SENTIMENT_VALENCE: Mapping[str, float] = {
 
 def tone_terms(text: str, positions: int) -> np.ndarray:
     """[H, mean-share of sentence position 0, ..., of positions >= ``positions``-1]."""
-    parts = sentences(text) or [text]
+    parts = sentence_tuple(text) or (text,)
     row = np.zeros(1 + positions)
     row[0] = compound(text)
     for i, sentence in enumerate(parts):
@@ -41,6 +41,14 @@ def tone_terms(text: str, positions: int) -> np.ndarray:
 
 def combine(text: str, weights: ToneWeights) -> float:
     """C = H*w_H + mean_i(s_i*w_i), clipped to [-1, 1]."""
+    # Keyed by the weights' exact bits (0.0 and -0.0 are equal keys but not the same weight).
+    whole, parts = float(weights.whole).hex(), tuple(float(w).hex() for w in weights.sentences)
+    return _combine(text, whole, parts)
+
+
+@memo()
+def _combine(text: str, whole: str, sentences: tuple[str, ...]) -> float:
+    weights = ToneWeights(float.fromhex(whole), tuple(float.fromhex(w) for w in sentences))
     terms = tone_terms(text, len(weights.sentences))
     value = terms[0] * weights.whole + float(np.dot(terms[1:], weights.sentences))
     return float(min(max(value, -1.0), 1.0))  # np.clip's value (NaN stays NaN), for a scalar

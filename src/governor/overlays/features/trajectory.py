@@ -8,6 +8,8 @@ grows longer and more specific as a conversation goes on, one turn at a time.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -19,6 +21,7 @@ from governor.overlays.features.base import (
     register,
 )
 from governor.overlays.features.dialogue import Dialogue, bot_history
+from governor.overlays.features.text import memo
 
 DRIFT_TURNS = 5
 MIN_POINTS = 3
@@ -28,10 +31,25 @@ def slope(values: Sequence[float]) -> float:
     """Least-squares slope of ``values`` against their index (0 for fewer than 3 values)."""
     if len(values) < MIN_POINTS:
         return 0.0
-    x = np.arange(len(values), dtype=float)
+    # Memoised by the values' exact bits (0.0 and -0.0 are equal keys, not the same value).
+    return _slope(tuple(float(v).hex() for v in values))
+
+
+@memo()
+def _slope(bits: tuple[str, ...]) -> float:
+    y = np.array([float.fromhex(b) for b in bits])
+    x, xx = _centred(len(bits))
+    # y.mean() is np.add.reduce(y) / n (what numpy's mean computes for a float array).
+    return float(np.dot(x, y - np.add.reduce(y) / len(bits)) / xx)
+
+
+@lru_cache(maxsize=64)
+def _centred(n: int) -> tuple[np.ndarray, np.floating[Any]]:
+    """The indices 0..n-1 less their mean (read only), and their sum of squares."""
+    x = np.arange(n, dtype=float)
     x -= x.mean()
-    y = np.asarray(values, dtype=float)
-    return float(np.dot(x, y - y.mean()) / np.dot(x, x))
+    x.flags.writeable = False
+    return x, np.dot(x, x)
 
 
 def exceedances(values: Sequence[float], bound: float) -> int:
@@ -42,7 +60,7 @@ def exceedances(values: Sequence[float], bound: float) -> int:
 def series(name: str, context: Dialogue, candidate: str, res: Resources, n: int) -> list[float]:
     """Feature ``name`` over the assistant's last ``n`` - 1 turns and the candidate."""
     fn = get_feature(name).fn
-    history = bot_history(context)[-(n - 1) :] if n > 1 else []
+    history = bot_history(context, n - 1) if n > 1 else []
     return [*(fn(ctx, text, res=res) for ctx, text in history), fn(context, candidate, res=res)]
 
 
