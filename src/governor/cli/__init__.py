@@ -78,7 +78,7 @@ def _trace_show(args: argparse.Namespace, console: Console) -> int:
 
 
 def build_parser() -> Parser:
-    from governor.bench import ltl_speed, plain_http_cpu, serve_limits, store_cycle
+    from governor.bench import feature_speed, ltl_speed, plain_http_cpu, serve_limits, store_cycle
     from governor.bench.service import latency as serve_bench
     from governor.cli.conversation import (
         add_audit_parser,
@@ -130,6 +130,7 @@ def build_parser() -> Parser:
     supervision.add_parser(bench)
     store_cycle.add_parser(bench)
     plain_http_cpu.add_parser(bench)
+    feature_speed.add_parser(bench)
     serve_limits.add_parser(bench)
     models_bench.add_parser(bench)
     agentdojo_bench.add_parser(bench)
