@@ -311,15 +311,25 @@ died sooner waits twice as long as the last time, up to WORKER_RESTART_MAX_S."""
 WORKER_RESTART_MAX_S = 30.0
 
 
-def _listening(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on ``host``:``port`` (``IPPROTO_TCP``, so that asyncio sets
-    ``TCP_NODELAY`` on accepted connections)."""
+SPREAD = sys.platform == "linux" and hasattr(socket, "SO_REUSEPORT")
+"""Whether each worker listens on a socket of its own on the shared port (``SO_REUSEPORT``: the
+kernel spreads new connections evenly over them); elsewhere the workers share one socket, and a
+new connection goes to whichever worker accepts first (unevenly, under load)."""
+
+
+def _listening(host: str, port: int, *, listen: bool = True, spread: bool = False) -> socket.socket:
+    """A TCP socket on ``host``:``port`` (``IPPROTO_TCP``, so that asyncio sets ``TCP_NODELAY``
+    on accepted connections), listening unless ``listen`` is false; ``spread``: one of the
+    ``SO_REUSEPORT`` group on that port (:data:`SPREAD`)."""
     family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if spread:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((host, port))
-        sock.listen(2048)
+        if listen:
+            sock.listen(2048)
     except OSError as exc:
         sock.close()
         raise ConfigError(f"serve: cannot listen on {host}:{port}: {exc}") from None
@@ -331,8 +341,11 @@ def _serve_workers(args: argparse.Namespace) -> int:
     """Serve from ``args.workers`` processes on one listening socket until SIGINT or SIGTERM; a
     worker that exits is started again (after :data:`WORKER_RESTART_S`, or longer for one that keeps
     dying at start)."""
-    sock = _listening(args.host, args.port)
+    # with SPREAD the parent's socket only holds the port (bound, never listening: it takes no
+    # connection) and each worker listens on one of its own; else all share the parent's
+    sock = _listening(args.host, args.port, listen=not SPREAD, spread=SPREAD)
     options = {k: v for k, v in vars(args).items() if k != "handler"}
+    options["port"] = sock.getsockname()[1]  # (port 0: the one the system picked)
     context = multiprocessing.get_context("spawn")
     stopping = False
 
@@ -377,7 +390,10 @@ def _serve_workers(args: argparse.Namespace) -> int:
                     workers[i] = None  # its exit is handled: the slot waits, then starts
                     started[i] = time.monotonic()
                     continue
-                workers[i] = context.Process(target=_worker, args=(options, sock, i), daemon=False)
+                shared = None if SPREAD else sock
+                workers[i] = context.Process(
+                    target=_worker, args=(options, shared, i), daemon=False
+                )
                 workers[i].start()
                 started[i] = time.monotonic()
             time.sleep(0.2)
@@ -396,15 +412,17 @@ def _serve_workers(args: argparse.Namespace) -> int:
     return 0
 
 
-def _worker(options: dict[str, Any], sock: socket.socket, index: int) -> None:
-    """Worker ``index``: the app from the same arguments, served on the parent's socket; each
-    answer says which worker gave it (``X-Governor-Worker``)."""
+def _worker(options: dict[str, Any], shared: socket.socket | None, index: int) -> None:
+    """Worker ``index``: the app from the same arguments, served on the parent's socket
+    (``shared``) or, with :data:`SPREAD`, on a socket of its own on the same port; each answer
+    says which worker gave it (``X-Governor-Worker``)."""
     import uvicorn
 
     from governor.serve.decision_log import configure
 
     args = argparse.Namespace(**options)
     built = build_app(args, Console(quiet=True))
+    sock = shared if shared is not None else _listening(args.host, args.port, spread=True)
     gc.collect()
     gc.freeze()
     config = uvicorn.Config(_tagged(built, index), log_level="info", **_connections(args))
