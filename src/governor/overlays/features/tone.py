@@ -29,9 +29,15 @@ SENTIMENT_VALENCE: Mapping[str, float] = {
 }
 
 
+TONE_MAX_SENTENCES = 64
+"""The most sentences of a response whose tone is averaged (the first ones): a response's tone
+costs time linear in its length at most."""
+
+
 def tone_terms(text: str, positions: int) -> np.ndarray:
-    """[H, mean-share of sentence position 0, ..., of positions >= ``positions``-1]."""
-    parts = sentence_tuple(text) or (text,)
+    """[H, mean-share of sentence position 0, ..., of positions >= ``positions``-1], over the
+    first :data:`TONE_MAX_SENTENCES` sentences."""
+    parts = sentence_tuple(text)[:TONE_MAX_SENTENCES] or (text,)
     row = np.zeros(1 + positions)
     row[0] = compound(text)
     for i, sentence in enumerate(parts):
