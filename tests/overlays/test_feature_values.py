@@ -11,6 +11,8 @@ shipped small-talk calibration's tone weights and specificity norms; every case 
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -289,7 +291,14 @@ def mismatches(order: list[tuple[int, int, list[float]]]) -> list[str]:
 
 def test_the_recording_covers_every_registered_feature() -> None:
     assert len(RECORDED) == len(CASES) * len(RESOURCES)
-    assert sorted(FEATURES) == NAMES
+    # the features registered on import, read in a fresh interpreter: in this one, other tests
+    # may have registered more (a world's own features, a drift over another window)
+    code = "from governor.overlays.features import FEATURES; print(' '.join(sorted(FEATURES)))"
+    shipped = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    ).stdout.split()
+    assert shipped == NAMES
+    assert set(NAMES) <= set(FEATURES)
 
 
 @pytest.mark.parametrize("order", ["forward", "reverse"])
