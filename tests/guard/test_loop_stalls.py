@@ -8,11 +8,10 @@ import asyncio
 import contextvars
 import threading
 import time
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
-import pytest
 from fake_openai_server import FakeOpenAIServer, Reply
 from guard_helpers import TOOLS_POLICY
 
@@ -21,8 +20,6 @@ from governor.backends import OpenAIBackend
 from governor.core import Constraint, Trajectory, Verdict
 from governor.guard import Guard, load_policy
 from governor.observer import LOOP_CHECK_MAX_CHARS
-
-pytestmark = pytest.mark.skipif(not on_loop.available(), reason="needs the [serve] extra")
 
 
 def text_reply(content: str) -> Reply:
@@ -88,7 +85,9 @@ def test_a_long_replys_checks_run_off_the_loop(
 ) -> None:
     slow = Slow(0.4)
     guard = guard_with(make_backend(), slow)
-    server.script("/chat/completions", text_reply("short"), text_reply("x" * (LOOP_CHECK_MAX_CHARS + 1)))
+    server.script(
+        "/chat/completions", text_reply("short"), text_reply("x" * (LOOP_CHECK_MAX_CHARS + 1))
+    )
 
     async def steps() -> tuple[int, Any, Any, float]:
         loop_thread = threading.get_ident()
