@@ -863,13 +863,43 @@ def _small(messages: Any) -> bool:
     for m in messages:
         if isinstance(m, str):
             content: Any = m
+            calls: Any = None
+        elif isinstance(m, Mapping):
+            content, calls = m.get("content"), m.get("tool_calls")
         else:
-            content = m.get("content") if isinstance(m, Mapping) else getattr(m, "content", None)
+            content, calls = getattr(m, "content", None), getattr(m, "tool_calls", None)
         if isinstance(content, str):
             total += len(content)
         elif content is not None:
             return False
-    return total <= LOOP_MAX_CHARS
+        if calls:  # their arguments are text the step reads as well
+            size = _arguments_size(calls)
+            if size is None:
+                return False
+            total += size
+        if total > LOOP_MAX_CHARS:
+            return False
+    return True
+
+
+def _arguments_size(calls: Any) -> int | None:
+    """The characters of the tool calls ``calls``' arguments (OpenAI-style mappings or
+    :class:`~governor.backends.messages.ToolCall`); None when they are not of that shape or
+    more than :data:`LOOP_MAX_MESSAGES`."""
+    if not isinstance(calls, Sequence) or isinstance(calls, str) or len(calls) > LOOP_MAX_MESSAGES:
+        return None
+    total = 0
+    for call in calls:
+        if isinstance(call, Mapping):
+            fn = call.get("function")
+            arguments = fn.get("arguments") if isinstance(fn, Mapping) else None
+        else:
+            arguments = getattr(call, "arguments", None)
+        if isinstance(arguments, str):
+            total += len(arguments)
+        elif arguments is not None:
+            return None
+    return total
 
 
 def _replays(c: Constraint) -> bool:
