@@ -373,6 +373,15 @@ class GuardSession:
         written, when the store holds no such session."""
         return await self._run(self._reset)
 
+    async def new(self) -> bool:
+        """Whether nothing of this session was saved yet: :meth:`is_new`, after the call in
+        flight, like any other call (no thread is held while it waits)."""
+        return await self._run(self._is_new)
+
+    def _is_new(self) -> bool:
+        state = self.state
+        return state.t == 0 and not state.messages and not state.acts
+
     def is_new(self) -> bool:
         """Whether nothing of this session was saved yet (blocking: it may read the store)."""
         with self._thread_lock:
