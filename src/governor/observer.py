@@ -42,6 +42,7 @@ from governor.core import (
 from governor.deadline import call_with_deadline
 from governor.errors import ConfigError, EnvError, GuardTimeout
 from governor.feedback import FeedbackWriter, TemplateFeedbackWriter
+from governor.on_loop import blocking, on_loop
 from governor.telemetry import record_usage, span
 from governor.usage import Usage, metered
 
@@ -170,8 +171,14 @@ class Observer:
         except Exception as exc:
             return None, _failure("policy", exc, log)
         rows: list[tuple[Verdict, ...]] = []
+        check = partial(self._check, traj, candidates, rows)
         try:
-            log.run("check", lambda: self._check(traj, candidates, rows), _left(deadline))
+            if on_loop() and _text_size(candidates) > LOOP_CHECK_MAX_CHARS:
+                # checks whose time grows with a text the model wrote: on a worker thread (the
+                # event loop goes on), the stage abandoned at the deadline as off the loop
+                blocking(log.run, "check", check, _left(deadline))
+            else:
+                log.run("check", check, _left(deadline))
         except Exception as exc:
             cause, reason = _failure("constraints", exc, log)
             padded = _pad(rows, candidates, self.constraints)
@@ -341,6 +348,33 @@ class Observer:
             _failure("fallback_check", exc, log)
             verdicts = tuple(Verdict.failed(c.name, "not checked in time") for c in hard)
         return tuple(v for v in verdicts if not v.admissible)
+
+
+LOOP_CHECK_MAX_CHARS = 4096
+"""The most characters of text an attempt's candidates may hold for their checks to run on the
+event loop when the step runs there (:mod:`governor.on_loop`); longer ones (a model, or a hostile
+upstream, may send megabytes) are checked on a worker thread. Text checks cost up to about 15 µs
+a character: 4,096 holds the loop for at most about 60 ms."""
+
+
+def _text_size(candidates: Sequence[Candidate[Any]]) -> int:
+    """The characters of text in ``candidates``: each one's raw text, or its action's content and
+    tool-call arguments, whichever is longer."""
+    total = 0
+    for cand in candidates:
+        action = cand.action
+        size = len(action) if isinstance(action, str) else 0
+        content = getattr(action, "content", None)
+        if isinstance(content, str):
+            size += len(content)
+        calls = getattr(action, "tool_calls", None)
+        if isinstance(calls, Sequence):
+            for call in calls:
+                arguments = getattr(call, "arguments", None)
+                size += len(arguments) if isinstance(arguments, str) else 0
+        raw = len(cand.text) if isinstance(cand.text, str) else 0
+        total += max(size, raw)
+    return total
 
 
 def _left(deadline: float | None) -> float | None:

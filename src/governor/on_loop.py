@@ -71,9 +71,13 @@ def sleep(seconds: float) -> None:
 
 def blocking(fn: Callable[..., T], *args: Any) -> T:
     """``fn(*args)``, which may wait: on a worker thread, awaited, inside :func:`run_on_loop`
-    (the loop goes on meanwhile); called in place elsewhere."""
+    (the loop goes on meanwhile), in a copy of the calling code's context (its stage deadline,
+    its call counting); called in place elsewhere."""
     if on_loop():
-        return await_here(asyncio.to_thread(fn, *args))
+        # copied here: asyncio.to_thread would copy the context of the task awaiting it (the
+        # caller of run_on_loop), not the one this code runs in
+        context = contextvars.copy_context()
+        return await_here(asyncio.to_thread(context.run, fn, *args))
     return fn(*args)
 
 

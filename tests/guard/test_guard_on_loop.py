@@ -158,6 +158,41 @@ def test_a_large_request_steps_on_a_thread(
     long_text = [{"role": "user", "content": "x" * (session_module.LOOP_MAX_CHARS + 1)}]
     asyncio.run(guard.session("long").respond(long_text))
     assert loop_steps == []
+    # the same text as tool calls' arguments (no content at all) is as large
+    half = session_module.LOOP_MAX_CHARS // 2
+    args = '{"to": "%s"}' % ("x" * half)
+    calls = [
+        {"role": "user", "content": "go"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "read_secret", "arguments": args},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c2",
+                    "type": "function",
+                    "function": {"name": "read_secret", "arguments": args},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c2", "content": "ok"},
+    ]
+    server.script("/chat/completions", completion({"role": "assistant", "content": "ok"}))
+    asyncio.run(guard.session("arguments").respond(calls))
+    candidate = {"role": "assistant", "content": None, "tool_calls": [{"id": "c3", "type": "function", "function": {"name": "read_secret", "arguments": args + " " * half}}]}  # fmt: skip
+    asyncio.run(guard.session("commit").commit(candidate))
+    assert loop_steps == []
 
 
 def test_a_cancelled_caller_leaves_the_step_to_finish_and_be_saved(

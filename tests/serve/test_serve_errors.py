@@ -79,6 +79,18 @@ def test_a_key_named_twice_in_any_object_is_refused(
     assert_error(c.post("/v1/checks", content=raw), 400, "invalid_json", "each key once")
 
 
+def test_a_key_named_twice_beside_deep_nesting_is_refused(make_client: Maker) -> None:
+    """Nesting the fast reader accepts (at most 1,024 levels) but the second, key-checking read
+    cannot follow (the interpreter's recursion limit) must not let a key named twice through."""
+    c, guard = make_client()
+    deep = b"[" * 1020 + b"]" * 1020
+    raw = b'{"model": "a", "messages": [{"role": "user", "content": "hi"}], "model": "b", "x": '
+    raw += deep + b"}"
+    r = c.post("/v1/chat/completions", content=raw, headers={"X-Governor-Session": "s"})
+    assert_error(r, 400, "invalid_json", "expected")
+    assert guard.cached() == 0
+
+
 @pytest.mark.parametrize(
     "raw",
     [b'{"messages": "\xff\xfe"}', b'{"messages": ' + b"[" * 3000 + b"]" * 3000 + b"}"],

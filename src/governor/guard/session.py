@@ -58,6 +58,7 @@ import json
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, replace
@@ -176,7 +177,12 @@ class GuardSession:
         self.store = store
         self.texts = dict(texts)
         self._state: SessionState | None = None
-        self._lock = asyncio.Lock()
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
+        """The calls waiting on each event loop (an asyncio lock serves one loop only; the sync
+        API runs each call on a loop of its own): across loops, the thread lock serialises."""
+        self._locks_lock = threading.Lock()
         self._thread_lock = threading.Lock()
         self._executor = executor  # None: asyncio's default pool
         self.kinds = violation_kinds(observer.constraints)  # for the summaries (.summary)
@@ -281,7 +287,7 @@ class GuardSession:
         def ended(done: asyncio.Future[None]) -> None:
             queue.put_nowait(None if done.cancelled() else done.exception())
 
-        async with self._lock:
+        async with self._loop_lock():
             gate = ReleaseGate(emit)
             work = functools.partial(
                 self._respond_streaming,
@@ -320,7 +326,7 @@ class GuardSession:
         session, a short saved history: :data:`INLINE_MAX_MESSAGES`, :data:`INLINE_MAX_CHARS`):
         for small requests, whose checks take about a millisecond of CPU or less."""
         if inline:
-            async with self._lock:
+            async with self._loop_lock():
                 if self._inline_ready() and self._thread_lock.acquire(blocking=False):
                     try:
                         return self._check(candidate, messages, tools)
@@ -367,6 +373,15 @@ class GuardSession:
         written, when the store holds no such session."""
         return await self._run(self._reset)
 
+    async def new(self) -> bool:
+        """Whether nothing of this session was saved yet: :meth:`is_new`, after the call in
+        flight, like any other call (no thread is held while it waits)."""
+        return await self._run(self._is_new)
+
+    def _is_new(self) -> bool:
+        state = self.state
+        return state.t == 0 and not state.messages and not state.acts
+
     def is_new(self) -> bool:
         """Whether nothing of this session was saved yet (blocking: it may read the store)."""
         with self._thread_lock:
@@ -412,6 +427,15 @@ class GuardSession:
 
     # ------------------------------------------------------------------ the worker thread
 
+    def _loop_lock(self) -> asyncio.Lock:
+        """The running event loop's lock on this session's calls."""
+        loop = asyncio.get_running_loop()
+        with self._locks_lock:
+            lock = self._locks.get(loop)
+            if lock is None:
+                lock = self._locks[loop] = asyncio.Lock()
+            return lock
+
     def _inline_ready(self) -> bool:
         state = self._state
         return (
@@ -427,7 +451,7 @@ class GuardSession:
         of a guard whose stages may all run there, :func:`~governor.guard.facade.steps_on_loop`)
         on this event loop (:mod:`governor.on_loop`) when no other thread holds the session.
         A call on the loop finishes even when its caller is cancelled, as one on a thread does."""
-        async with self._lock:
+        async with self._loop_lock():
             if on_loop and self._follows is None and self._thread_lock.acquire(blocking=False):
                 held = asyncio.ensure_future(self._on_loop(fn, *args))
                 return await asyncio.shield(held)
@@ -848,13 +872,43 @@ def _small(messages: Any) -> bool:
     for m in messages:
         if isinstance(m, str):
             content: Any = m
+            calls: Any = None
+        elif isinstance(m, Mapping):
+            content, calls = m.get("content"), m.get("tool_calls")
         else:
-            content = m.get("content") if isinstance(m, Mapping) else getattr(m, "content", None)
+            content, calls = getattr(m, "content", None), getattr(m, "tool_calls", None)
         if isinstance(content, str):
             total += len(content)
         elif content is not None:
             return False
-    return total <= LOOP_MAX_CHARS
+        if calls:  # their arguments are text the step reads as well
+            size = _arguments_size(calls)
+            if size is None:
+                return False
+            total += size
+        if total > LOOP_MAX_CHARS:
+            return False
+    return True
+
+
+def _arguments_size(calls: Any) -> int | None:
+    """The characters of the tool calls ``calls``' arguments (OpenAI-style mappings or
+    :class:`~governor.backends.messages.ToolCall`); None when they are not of that shape or
+    more than :data:`LOOP_MAX_MESSAGES`."""
+    if not isinstance(calls, Sequence) or isinstance(calls, str) or len(calls) > LOOP_MAX_MESSAGES:
+        return None
+    total = 0
+    for call in calls:
+        if isinstance(call, Mapping):
+            fn = call.get("function")
+            arguments = fn.get("arguments") if isinstance(fn, Mapping) else None
+        else:
+            arguments = getattr(call, "arguments", None)
+        if isinstance(arguments, str):
+            total += len(arguments)
+        elif arguments is not None:
+            return None
+    return total
 
 
 def _replays(c: Constraint) -> bool:

@@ -213,7 +213,7 @@ class Service:
             session = guard.session(owned_id(None, session_id))
         else:
             session = guard.session(session_id, owner=owner, namespace=namespace)
-        if self.new_sessions is not None and await asyncio.to_thread(session.is_new):
+        if self.new_sessions is not None and await session.new():
             self.new_sessions.take(owner)
         return session
 

@@ -136,7 +136,13 @@ def _each_key_once(raw: bytes) -> None:
             code="invalid_json",
         ) from None
     except (RecursionError, ValueError):
-        pass  # read already (orjson is stricter than this reader): nothing more to say
+        # valid JSON this reader cannot follow (nesting past the recursion limit, which orjson
+        # allows up to 1,024 levels): its keys cannot be checked, so it is refused (fail closed)
+        raise bad_request(
+            "body: expected JSON whose objects can be checked for a key named twice, found one"
+            " nested too deeply to check",
+            code="invalid_json",
+        ) from None
 
 
 def _type(body: dict[str, Any], key: str, kinds: tuple[type, ...], what: str) -> Any:
