@@ -158,6 +158,11 @@ def test_a_large_request_steps_on_a_thread(
     long_text = [{"role": "user", "content": "x" * (session_module.LOOP_MAX_CHARS + 1)}]
     asyncio.run(guard.session("long").respond(long_text))
     assert loop_steps == []
+    # one turn longer than the checks read on the loop, in a request short in all
+    server.script("/chat/completions", completion({"role": "assistant", "content": "ok"}))
+    one_long = [{"role": "user", "content": "y " * (session_module.LOOP_CHECK_MAX_CHARS // 2 + 1)}]
+    asyncio.run(guard.session("one-long").respond(one_long))
+    assert loop_steps == []
     # the same text as tool calls' arguments (no content at all) is as large
     half = session_module.LOOP_MAX_CHARS // 2
     args = '{"to": "%s"}' % ("x" * half)

@@ -91,7 +91,7 @@ from governor.guard.summary import (
     violation_kinds,
 )
 from governor.jsontext import digest_text
-from governor.observer import Observer
+from governor.observer import LOOP_CHECK_MAX_CHARS, Observer
 from governor.on_loop import run_on_loop
 from governor.supervision import SupervisorDecision, SupervisorState
 from governor.supervision.operator import ActKind, OperatorAct
@@ -863,9 +863,10 @@ class GuardSession:
 
 def _small(messages: Any) -> bool:
     """Whether a request's messages (or candidate) are small enough for the event loop
-    (:data:`LOOP_MAX_MESSAGES`, :data:`LOOP_MAX_CHARS`; content other than text: not small)."""
+    (:data:`LOOP_MAX_MESSAGES`, :data:`LOOP_MAX_CHARS` in all, no message's text over the
+    observer's ``LOOP_CHECK_MAX_CHARS``; content other than text: not small)."""
     if isinstance(messages, str):
-        return len(messages) <= LOOP_MAX_CHARS
+        return len(messages) <= LOOP_CHECK_MAX_CHARS
     if not isinstance(messages, Sequence) or len(messages) > LOOP_MAX_MESSAGES:
         return False
     total = 0
@@ -878,6 +879,8 @@ def _small(messages: Any) -> bool:
         else:
             content, calls = getattr(m, "content", None), getattr(m, "tool_calls", None)
         if isinstance(content, str):
+            if len(content) > LOOP_CHECK_MAX_CHARS:  # one long turn: the checks read it whole
+                return False
             total += len(content)
         elif content is not None:
             return False
