@@ -583,3 +583,25 @@ def test_without_httptools_it_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not AsyncPlainHttp.available()
     with pytest.raises(RuntimeError, match="expected httptools"):
         AsyncPlainHttp("http://127.0.0.1:9/v1", {})
+
+
+def test_the_bound_after_the_head_holds_however_the_bytes_arrive() -> None:
+    """A trailer past the bound in one read (as uvloop may deliver it) fails as in many reads,
+    and a long body in one read is still read whole."""
+    from governor.backends.plain_http import _Answer
+
+    trailer = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-T: " + b"v" * 300_000
+    body = b"x" * 200_000
+
+    async def main() -> tuple[BaseException | None, bytes]:
+        loop = asyncio.get_running_loop()
+        one, two = loop.create_future(), loop.create_future()
+        _Answer(one, 1 << 20, False).feed(trailer + b"\r\n\r\n")
+        _Answer(two, 1 << 20, False).feed(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 200000\r\n\r\n" + body
+        )
+        return one.exception(), (await two)[2]
+
+    failure, content = asyncio.run(main())
+    assert isinstance(failure, PlainBadAnswer) and "after the answer's head" in str(failure)
+    assert content == body

@@ -462,15 +462,15 @@ class _Answer:
                     piece, view = view[:room], view[room:]
                     self.head_bytes += len(piece)
                     self.parser.feed_data(piece)
-                else:
+                else:  # in pieces, so that the bound holds however the bytes arrive
+                    piece, view = view[:HEAD_BYTES], view[HEAD_BYTES:]
                     self.heard = False
-                    self.parser.feed_data(view)
-                    self.quiet = 0 if self.heard else self.quiet + len(view)
+                    self.parser.feed_data(piece)
+                    self.quiet = 0 if self.heard else self.quiet + len(piece)
                     if self.quiet > HEAD_BYTES:
                         raise PlainBadAnswer(
                             f"a line after the answer's head longer than {HEAD_BYTES:,} bytes"
                         )
-                    view = view[len(view) :]
             if view:
                 self.extra = True  # bytes after the answer
         except (
