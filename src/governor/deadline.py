@@ -156,18 +156,30 @@ def wait_for_abandoned(limit_s: float = EXIT_WAIT_S) -> int:
 atexit.register(wait_for_abandoned)
 
 
+def _ends(timeout_s: float) -> tuple[float, float]:
+    """A stage's own end ``timeout_s`` from now, and the deadline it runs under (the earlier of
+    that and the enclosing stages')."""
+    end, outer = time.monotonic() + timeout_s, _DEADLINE.get()
+    return end, end if outer is None else min(outer, end)
+
+
+def _ended_at_deadline(what: str, timeout_s: float, exc: BaseException) -> GuardTimeout:
+    """The overrun of a stage that failed because its time ran out (``exc``: how it failed)."""
+    return GuardTimeout(
+        f"{what}: expected an answer within {timeout_s:.3g} s, found none (it ended at"
+        f" the deadline: {type(exc).__name__}: {exc})"
+    )
+
+
 def _in_place(fn: Callable[[], T], timeout_s: float, what: str) -> T:
     """``fn`` run here under its deadline (on the event loop: see :func:`call_with_deadline`)."""
-    end, outer = time.monotonic() + timeout_s, _DEADLINE.get()
-    token = _DEADLINE.set(end if outer is None else min(outer, end))
+    end, deadline = _ends(timeout_s)
+    token = _DEADLINE.set(deadline)
     try:
         value = fn()
     except Exception as exc:
         if time.monotonic() >= end:  # it failed because its time ran out: an overrun
-            raise GuardTimeout(
-                f"{what}: expected an answer within {timeout_s:.3g} s, found none (it ended at"
-                f" the deadline: {type(exc).__name__}: {exc})"
-            ) from exc
+            raise _ended_at_deadline(what, timeout_s, exc) from exc
         raise
     finally:
         _DEADLINE.reset(token)
@@ -201,8 +213,8 @@ def call_with_deadline(fn: Callable[[], T], timeout_s: float | None, what: str) 
             f" (at most {MAX_ABANDONED})"
         )
     stage = _Stage(fn, what)
-    end, outer = time.monotonic() + timeout_s, _DEADLINE.get()
-    stage.context.run(_DEADLINE.set, end if outer is None else min(outer, end))
+    end, deadline = _ends(timeout_s)
+    stage.context.run(_DEADLINE.set, deadline)
     _workers.submit(stage)
     if not stage.done.acquire(timeout=timeout_s) and stage.abandon():
         raise GuardTimeout(
@@ -211,9 +223,6 @@ def call_with_deadline(fn: Callable[[], T], timeout_s: float | None, what: str) 
         )
     if stage.error is not None:
         if time.monotonic() >= end:  # it failed because its time ran out: an overrun too
-            raise GuardTimeout(
-                f"{what}: expected an answer within {timeout_s:.3g} s, found none (it ended at"
-                f" the deadline: {type(stage.error).__name__}: {stage.error})"
-            ) from stage.error
+            raise _ended_at_deadline(what, timeout_s, stage.error) from stage.error
         raise stage.error
     return cast(T, stage.value)
