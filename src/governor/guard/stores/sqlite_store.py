@@ -19,7 +19,7 @@ import threading
 import time
 import weakref
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -269,19 +269,31 @@ def _begin_yielding(db: sqlite3.Connection, timeout_s: float) -> None:
     again after an awaited pause (0.5 ms doubling up to 20 ms) for up to ``timeout_s``. The
     event loop's connection writes only here, so its busy timeout stays 0."""
     db.execute("PRAGMA busy_timeout = 0")
-    deadline, pause = time.monotonic() + timeout_s, 0.0005
-    while True:
+
+    def begun() -> bool:
         try:
             db.execute("BEGIN IMMEDIATE")
-            return
         except sqlite3.OperationalError as exc:
-            busy = (
-                getattr(exc, "sqlite_errorcode", sqlite3.SQLITE_BUSY) & 0xFF == sqlite3.SQLITE_BUSY
-            )
-            if not busy or time.monotonic() + pause > deadline:
+            code = getattr(exc, "sqlite_errorcode", sqlite3.SQLITE_BUSY)
+            if code & 0xFF != sqlite3.SQLITE_BUSY:
                 raise
+            return False
+        return True
+
+    if not _polled(begun, time.monotonic() + timeout_s):
+        raise sqlite3.OperationalError(f"database is locked (waited {timeout_s:g} s)")
+
+
+def _polled(attempt: Callable[[], bool], deadline: float) -> bool:
+    """Whether ``attempt()`` succeeded before ``deadline``: tried at once, then again after
+    pauses of 0.5 ms doubling up to 20 ms (awaited on the event loop, slept elsewhere)."""
+    pause = 0.0005
+    while not attempt():
+        if time.monotonic() + pause > deadline:
+            return False
         sleep(pause)
         pause = min(pause * 2, 0.02)
+    return True
 
 
 class _FileLocks:
@@ -333,22 +345,23 @@ class _FileLocks:
             local.release()
 
     def _lock(self, slot: int, what: str, deadline: float) -> None:
-        """Take byte ``slot`` of the file: at once when free, else polled (0.5 ms doubling up to
-        20 ms) until ``deadline``."""
-        fcntl, pause = self._fcntl, 0.0005
-        while True:
+        """Take byte ``slot`` of the file: at once when free, else polled (:func:`_polled`)
+        until ``deadline``."""
+        fcntl = self._fcntl
+
+        def taken() -> bool:
             if self._fd is None:
                 raise StoreError(f"session store: {what}: the store is closed")
             try:
                 fcntl.lockf(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, slot)
-                return
             except OSError as exc:
                 if exc.errno not in (errno.EAGAIN, errno.EACCES):  # another process holds it
                     raise StoreError(f"session store: {what}: cannot lock: {exc}") from exc
-            if time.monotonic() + pause > deadline:
-                raise StoreError(f"session store: {what}: {self._late()}")
-            sleep(pause)  # awaited on the event loop
-            pause = min(pause * 2, 0.02)
+                return False
+            return True
+
+        if not _polled(taken, deadline):
+            raise StoreError(f"session store: {what}: {self._late()}")
 
     def _same_file(self, what: str) -> None:
         """Fail closed when the lock file was removed or replaced since it was opened: a process
