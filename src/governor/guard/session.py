@@ -385,8 +385,7 @@ class GuardSession:
     def is_new(self) -> bool:
         """Whether nothing of this session was saved yet (blocking: it may read the store)."""
         with self._thread_lock:
-            state = self.state
-            new = state.t == 0 and not state.messages and not state.acts
+            new = self._is_new()
             if getattr(self.store, "shared", False):
                 self._state = None  # re-read under the store's lock by the call that follows
             return new
