@@ -218,7 +218,7 @@ def _serve(args: argparse.Namespace, console: Console) -> int:
 
     from governor.serve.decision_log import configure
 
-    app = build_app(args, console)
+    app = build_app(args, console, warm=args.workers <= 1)  # (workers warm their own)
     if args.workers > 1:
         del app  # each worker builds its own
         gc.collect()
@@ -435,8 +435,10 @@ def _worker(options: dict[str, Any], shared: socket.socket | None, index: int) -
         restore_log()
 
 
-def build_app(args: argparse.Namespace, console: Console) -> Any:
-    """The service's app from the parsed ``serve`` arguments (its start-up lines on ``console``)."""
+def build_app(args: argparse.Namespace, console: Console, *, warm: bool = True) -> Any:
+    """The service's app from the parsed ``serve`` arguments (its start-up lines on ``console``);
+    ``warm``: each guard judges one reply when built (:meth:`Guard.warm`), not for an app built
+    only to check the arguments."""
     try:
         from governor.serve import (
             KeyChecker,
@@ -504,7 +506,8 @@ def build_app(args: argparse.Namespace, console: Console) -> Any:
             max_session_messages=args.max_session_messages,
             replaces=old,
         )
-        guard.warm()  # the first requests cost what later ones do
+        if warm:  # the first requests cost what later ones do
+            guard.warm()
         return guard
 
     if files:
