@@ -11,6 +11,7 @@ thread of a process at a time. Imports the stores' base and the SQLite helpers.
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import json
 import os
@@ -35,7 +36,7 @@ from governor.guard.stores.base import (
     message_range,
     with_messages,
 )
-from governor.on_loop import blocking, on_loop, sleep
+from governor.on_loop import await_here, blocking, on_loop, sleep
 from governor.sqlite import use_wal
 
 SCHEMA = (
@@ -50,6 +51,9 @@ SCHEMA = (
     " PRIMARY KEY (session, i)) WITHOUT ROWID",
 )
 
+
+BATCH_STEPS = 64
+"""The most steps one batch of the event loop's saves holds: the one that fills it commits it."""
 
 LOCK_SLOTS = 1 << 16
 """The bytes of the lock file a shared store locks (a session's is its id's CRC-32 modulo this;
@@ -132,12 +136,17 @@ class SqliteStore:
         try:
             yield db
         except sqlite3.Error:
-            self._local.db = None
-            with self._open_lock:
-                if db in self._open:
-                    self._open.remove(db)
-            db.close()
+            self._forget(db)
             raise
+
+    def _forget(self, db: sqlite3.Connection) -> None:
+        """Close this thread's connection ``db``, which failed (the next call opens another)."""
+        if getattr(self._local, "db", None) is db:
+            self._local.db = None
+        with self._open_lock:
+            if db in self._open:
+                self._open.remove(db)
+        db.close()
 
     def close(self) -> None:
         """Close every thread's connection (a later call opens a new one)."""
@@ -178,31 +187,126 @@ class SqliteStore:
     ) -> None:
         text, rec = encoded(session_id, state, record)
         start, texts = encoded_messages(session_id, messages)
-        now = time.time()
+        t, appends = int(state.get("t", 0)), messages is not None
+
+        def write(db: sqlite3.Connection) -> None:
+            _write(db, session_id, text, rec, t, appends, start, texts)
+
+        if on_loop():  # a step on the event loop: its save joins the loop's batch
+            self._save_batched(session_id, write)
+            return
         try:
-            with self._db() as db, _immediate(db, self.timeout_s):  # state and decision, or neither
-                if messages is not None:
-                    db.execute(
-                        "DELETE FROM messages WHERE session = ? AND i >= ?", (session_id, start)
-                    )
-                    db.executemany(
-                        "INSERT INTO messages (session, i, message) VALUES (?, ?, ?)",
-                        ((session_id, start + k, m) for k, m in enumerate(texts)),
-                    )
-                db.execute(
-                    "INSERT INTO sessions (id, state, updated) VALUES (?, ?, ?)"
-                    " ON CONFLICT(id) DO UPDATE SET state = excluded.state,"
-                    " updated = excluded.updated",
-                    (session_id, text, now),
-                )
-                if rec is not None:
-                    t = int(state.get("t", 0))
-                    db.execute(
-                        "INSERT INTO decisions (session, t, record, created) VALUES (?, ?, ?, ?)",
-                        (session_id, t, rec, now),
-                    )
+            with self._db() as db:
+                self._commit_open_batch()
+                with _immediate(db, self.timeout_s):  # state and decision, or neither
+                    write(db)
         except sqlite3.Error as exc:
             raise StoreError(f"session store {self.path}: cannot save {session_id}: {exc}") from exc
+
+    def _save_batched(self, session_id: str, write: Callable[[sqlite3.Connection], None]) -> None:
+        """``write`` in the event loop's open batch (one begun when none is open), inside its own
+        savepoint (a failing step's writes are undone, the batch's others kept); returns once
+        the batch committed, a StoreError when it did not."""
+        failed = f"session store {self.path}: cannot save {session_id}"
+        try:
+            with self._db() as db:
+                batch = self._joined(db)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{failed}: {exc}") from exc
+        alone = not batch.waiters  # the first step of a batch needs no savepoint: see _undo_step
+        try:
+            if alone:
+                write(db)
+            else:
+                db.execute("SAVEPOINT step")
+                write(db)
+                db.execute("RELEASE step")
+        except BaseException as exc:
+            self._undo_step(batch, alone)
+            if isinstance(exc, sqlite3.Error):
+                raise StoreError(f"{failed}: {exc}") from exc
+            raise
+        waiter: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        batch.waiters.append(waiter)
+        if len(batch.waiters) >= BATCH_STEPS:
+            self._commit_batch(batch)
+        error = await_here(waiter)
+        if error is not None:
+            raise StoreError(f"{failed}: {error}")
+
+    def _undo_step(self, batch: _Batch, alone: bool) -> None:
+        """Undo the writes of a step that failed in ``batch``: back to its savepoint, or, for the
+        step ``alone`` in it so far, the whole transaction (the batch then closes, empty). When
+        that fails, or SQLite rolled the whole transaction back, the batch fails: every step in
+        it."""
+        db = batch.db
+        try:
+            if db.in_transaction and not alone:
+                db.execute("ROLLBACK TO step")
+                db.execute("RELEASE step")
+                return
+        except sqlite3.Error:
+            pass
+        self._commit_batch(batch, "another save in its transaction failed and took it down")
+
+    def _joined(self, db: sqlite3.Connection) -> _Batch:
+        """This thread's open batch, or a new one begun and committed at the loop's next turn.
+        ``BEGIN IMMEDIATE`` without SQLite's busy handler (whose sleeps would hold every other
+        request): at once when the file is free, else again after pauses awaited on the loop
+        (:func:`_polled`) for up to ``timeout_s``; the loop's connection writes only here, so
+        its busy timeout stays 0."""
+
+        def begun() -> bool:
+            if getattr(self._local, "batch", None) is not None:  # opened while this one waited
+                return True
+            if db.in_transaction:  # left open by a failed call: none of it is anyone's
+                db.rollback()
+            try:
+                db.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                code = getattr(exc, "sqlite_errorcode", sqlite3.SQLITE_BUSY)
+                if code & 0xFF != sqlite3.SQLITE_BUSY:
+                    raise
+                return False
+            batch = self._local.batch = _Batch(db)
+            asyncio.get_running_loop().call_soon(self._commit_batch, batch)
+            return True
+
+        db.execute("PRAGMA busy_timeout = 0")
+        if not _polled(begun, time.monotonic() + self.timeout_s):
+            raise sqlite3.OperationalError(f"database is locked (waited {self.timeout_s:g} s)")
+        batch: _Batch = self._local.batch
+        return batch
+
+    def _commit_batch(self, batch: _Batch, error: str | None = None) -> None:
+        """Close ``batch``: commit it (rolled back instead with ``error``), then wake its steps
+        with the outcome (None: committed). Runs on the batch's loop thread; once per batch."""
+        if batch.closed:
+            return
+        batch.closed = True
+        if getattr(self._local, "batch", None) is batch:
+            self._local.batch = None
+        db = batch.db
+        try:
+            if error is None and not db.in_transaction:
+                error = "its transaction was rolled back"
+            if error is None:
+                db.commit()
+            elif db.in_transaction:
+                db.rollback()
+        except sqlite3.Error as exc:
+            error = error or f"the commit failed: {exc}"
+            self._forget(db)
+        for waiter in batch.waiters:
+            if not waiter.done():
+                waiter.set_result(error)
+
+    def _commit_open_batch(self) -> None:
+        """Commit this thread's open batch now (a call off the loop is about to use the thread's
+        connection)."""
+        batch = getattr(self._local, "batch", None)
+        if batch is not None:
+            self._commit_batch(batch)
 
     def probe(self) -> None:
         """Check that a save would succeed (a row written, then rolled back: nothing stays)."""
@@ -243,19 +347,46 @@ class SqliteStore:
         return [str(r[0]) for r in rows]
 
 
+def _write(
+    db: sqlite3.Connection,
+    session_id: str,
+    text: str,
+    rec: str | None,
+    t: int,
+    appends: bool,
+    start: int,
+    texts: list[str],
+) -> None:
+    """A save's statements (in the caller's transaction): the session's messages from index
+    ``start`` on (when ``appends``), its state, its decision record (when given)."""
+    now = time.time()
+    if appends:
+        db.execute("DELETE FROM messages WHERE session = ? AND i >= ?", (session_id, start))
+        db.executemany(
+            "INSERT INTO messages (session, i, message) VALUES (?, ?, ?)",
+            ((session_id, start + k, m) for k, m in enumerate(texts)),
+        )
+    db.execute(
+        "INSERT INTO sessions (id, state, updated) VALUES (?, ?, ?)"
+        " ON CONFLICT(id) DO UPDATE SET state = excluded.state, updated = excluded.updated",
+        (session_id, text, now),
+    )
+    if rec is not None:
+        db.execute(
+            "INSERT INTO decisions (session, t, record, created) VALUES (?, ?, ?, ?)",
+            (session_id, t, rec, now),
+        )
+
+
 @contextmanager
 def _immediate(db: sqlite3.Connection, timeout_s: float) -> Iterator[None]:
     """One write transaction taken at its start (``BEGIN IMMEDIATE``: the write lock is waited
-    for, never fails half-way as a read turned write can), committed at the end or rolled back
-    on any error. The wait is SQLite's busy handler on a thread; on the event loop
-    (:func:`governor.on_loop.on_loop`), where the handler's sleeps would hold every other
-    request, the lock is tried at once and again after pauses awaited on the loop."""
+    for by SQLite's busy handler, never fails half-way as a read turned write can), committed
+    at the end or rolled back on any error. Off the event loop only (a step there saves in
+    the loop's batch: :meth:`SqliteStore._save_batched`)."""
     if db.in_transaction:
         db.rollback()
-    if on_loop():
-        _begin_yielding(db, timeout_s)
-    else:
-        db.execute("BEGIN IMMEDIATE")
+    db.execute("BEGIN IMMEDIATE")
     try:
         yield
     except BaseException:
@@ -264,24 +395,17 @@ def _immediate(db: sqlite3.Connection, timeout_s: float) -> Iterator[None]:
     db.commit()
 
 
-def _begin_yielding(db: sqlite3.Connection, timeout_s: float) -> None:
-    """``BEGIN IMMEDIATE`` without SQLite's busy handler: at once when the file is free, else
-    again after an awaited pause (0.5 ms doubling up to 20 ms) for up to ``timeout_s``. The
-    event loop's connection writes only here, so its busy timeout stays 0."""
-    db.execute("PRAGMA busy_timeout = 0")
+class _Batch:
+    """The write transaction that the saves of steps on the event loop share until it commits
+    (at the loop's next turn, or once it holds :data:`BATCH_STEPS` steps)."""
 
-    def begun() -> bool:
-        try:
-            db.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            code = getattr(exc, "sqlite_errorcode", sqlite3.SQLITE_BUSY)
-            if code & 0xFF != sqlite3.SQLITE_BUSY:
-                raise
-            return False
-        return True
+    __slots__ = ("closed", "db", "waiters")
 
-    if not _polled(begun, time.monotonic() + timeout_s):
-        raise sqlite3.OperationalError(f"database is locked (waited {timeout_s:g} s)")
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.waiters: list[asyncio.Future[str | None]] = []
+        """One per step saved in it, set to the outcome (None: committed; else why not)."""
+        self.closed = False
 
 
 def _polled(attempt: Callable[[], bool], deadline: float) -> bool:
