@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from governor.core import Attempt, Candidate, Decision, DecisionKind, Severity, Verdict
-from governor.trace import decision_from_record, decision_record, to_jsonable
+from governor.trace import decision_from_record, decision_record, step_seconds, to_jsonable
 
 
 @dataclasses.dataclass
@@ -145,3 +145,107 @@ def test_an_object_that_says_it_is_a_string_is_converted_as_one() -> None:
             return "posing"
 
     assert to_jsonable([Posing(), {"k": Posing()}]) == ["posing", {"k": "posing"}]
+
+
+def _record_in_one_walk(
+    decision: Decision, *, episode: Any, t: Any, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The decision record as one to_jsonable walk of the whole record makes it (the verdicts
+    placed after, severity by name): what decision_record, which converts each value where it
+    sits, must equal."""
+    total = decision.total_usage
+    record = to_jsonable(
+        {
+            "type": "decision",
+            "episode": episode,
+            "t": t,
+            "kind": decision.kind,
+            "action": decision.action,
+            "reason": decision.reason,
+            "cause": decision.cause,
+            "errors": decision.errors,
+            "latency_ms": {stage: 1000.0 * s for stage, s in decision.latency.items()},
+            "step_latency_ms": 1000.0 * step_seconds(decision.latency),
+            "usage": dict(decision.usage),
+            "usage_total": {**to_jsonable(total), "tokens": total.tokens},
+            "feedback": decision.feedback,
+            "verdicts": None,
+            "attempts": [
+                {
+                    "candidates": a.candidates,
+                    "verdicts": None,
+                    "feedback": a.feedback,
+                    "chosen": a.chosen,
+                    "cause": a.cause,
+                }
+                for a in decision.attempts
+            ],
+            "intervened": decision.intervened,
+            "regenerations": decision.regenerations,
+            "extra": dict(extra or {}),
+        }
+    )
+
+    def verdict(v: Verdict) -> dict[str, Any]:
+        return {**to_jsonable(v), "severity": v.severity.name}
+
+    record["verdicts"] = [verdict(v) for v in decision.verdicts]
+    for out, a in zip(record["attempts"], decision.attempts, strict=True):
+        out["verdicts"] = [[verdict(v) for v in row] for row in a.verdicts]
+    return record
+
+
+def test_a_decision_record_is_what_one_walk_of_the_whole_record_makes() -> None:
+    from governor.backends.messages import ToolCall
+    from governor.core import Feedback, FeedbackKind, RejectionCause
+    from governor.guard.exchange import Reply
+    from governor.usage import Usage
+
+    deep: Any = "bottom"
+    for _ in range(70):  # cut at depth 64 counted from the record, not from the extra
+        deep = [deep]
+    cyclic: list[Any] = [1]
+    cyclic.append(cyclic)
+    calls = (ToolCall("c1", "read", '{"path": "a"}'),)
+    refused = Verdict("tone", False, 2.0, margin=-math.inf, cause=RejectionCause.ERROR)
+    odd = Verdict("brevity", True, np.float64(0.25), severity=Severity.HIGH, repair={1: Row(2)})
+    row = (Verdict.allow("ok", margin=0.5), refused, odd)
+    feedback = Feedback(FeedbackKind.FORCED, "be kind", ("tone",))
+    decisions = [
+        Decision(DecisionKind.EXECUTE, Reply("hi"), row[:1], latency={"propose": 0.002}),
+        Decision(
+            DecisionKind.EXECUTE_WITH_FEEDBACK,
+            Reply(None, calls),
+            row,
+            feedback=feedback,
+            reason="admissible",
+            cause=RejectionCause.ERROR,
+            attempts=(
+                Attempt((Candidate(Reply("no")),), (row,), None, None, RejectionCause.ERROR),
+                Attempt(
+                    (Candidate(Reply(None, calls), "text", None, math.inf),),
+                    (row,),
+                    feedback,
+                    0,
+                    None,
+                ),
+            ),
+            latency={"propose": 0.001, "check": math.inf},
+            usage={"propose": Usage(2, 10, 5, 0.5, 1, 0)},
+            errors=("upstream: late",),
+        ),
+    ]
+    extras = [
+        None,
+        {"reply": {"content": None, "tool_calls": [{"id": "c1"}]}, "user": "u"},
+        {"deep": deep, "cyclic": cyclic, "level": Level.HIGH, "n": np.int64(7), 3: {4.5}},
+    ]
+    for decision in decisions:
+        for extra in extras:
+            for episode, t in (("e", 3), (Level.HIGH, np.int64(4))):
+                made = decision_record(decision, episode=episode, t=t, extra=extra)
+                assert made == _record_in_one_walk(decision, episode=episode, t=t, extra=extra)
+                assert json.dumps(made, sort_keys=True) == json.dumps(
+                    _record_in_one_walk(decision, episode=episode, t=t, extra=extra),
+                    sort_keys=True,
+                )

@@ -23,8 +23,9 @@ _MAX_DEPTH = 64
 _MAX_HEX_BYTES = 256
 
 
-def to_jsonable(obj: Any) -> Any:
-    """A JSON-safe copy of ``obj``; never raises.
+def to_jsonable(obj: Any, depth: int = 0) -> Any:
+    """A JSON-safe copy of ``obj``; never raises. ``depth``: how many containers ``obj`` sits
+    in, in a value built of such copies (they count toward the bound of 64 below).
 
     numpy arrays become lists and numpy scalars Python numbers; dataclasses dicts of their fields;
     enums their value; mappings dicts with string keys (other keys as JSON text); tuples and lists
@@ -32,7 +33,7 @@ def to_jsonable(obj: Any) -> Any:
     up to 256 bytes). Non-finite floats become the strings ``"NaN"``, ``"Infinity"`` and
     ``"-Infinity"``. Anything else, a cycle, or nesting deeper than 64 becomes its ``repr``.
     """
-    return _jsonable(obj, 0, set())
+    return _jsonable(obj, depth, set())
 
 
 _AS_IS = frozenset({str, int, bool, type(None)})

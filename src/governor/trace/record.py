@@ -7,7 +7,7 @@ rebuilds the decision for replay.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from governor.core import (
@@ -42,60 +42,60 @@ def decision_record(
     cause), intervened, regenerations, extra.
     """
     total = decision.total_usage
-    record = to_jsonable(  # one walk; verdicts are placed below, each converted once
-        {
-            "type": "decision",
-            "episode": episode,
-            "t": t,
-            "kind": decision.kind,
-            "action": decision.action,
-            "reason": decision.reason,
-            "cause": decision.cause,
-            "errors": decision.errors,
-            "latency_ms": {stage: 1000.0 * s for stage, s in decision.latency.items()},
-            "step_latency_ms": 1000.0 * step_seconds(decision.latency),
-            "usage": dict(decision.usage),
-            "usage_total": {**fields_jsonable(total, {}), "tokens": total.tokens},
-            "feedback": decision.feedback,
-            "verdicts": None,
-            "attempts": [
-                {
-                    "candidates": a.candidates,
-                    "verdicts": None,
-                    "feedback": a.feedback,
-                    "chosen": a.chosen,
-                    "cause": a.cause,
-                }
-                for a in decision.attempts
-            ],
-            "intervened": decision.intervened,
-            "regenerations": decision.regenerations,
-            "extra": dict(extra or {}),
-        }
-    )
-    verdict = _VerdictRecords()
-    record["verdicts"] = [verdict(v) for v in decision.verdicts]
-    for out, a in zip(record["attempts"], decision.attempts, strict=True):
-        out["verdicts"] = [[verdict(v) for v in row] for row in a.verdicts]
-    return record
+    verdicts = _VerdictRecords()
+    # built JSON-safe in place: each value converted where it sits (its depth counts toward
+    # to_jsonable's bound), the verdicts each once
+    return {
+        "type": "decision",
+        "episode": to_jsonable(episode, 1),
+        "t": to_jsonable(t, 1),
+        "kind": to_jsonable(decision.kind, 1),
+        "action": to_jsonable(decision.action, 1),
+        "reason": to_jsonable(decision.reason, 1),
+        "cause": to_jsonable(decision.cause, 1),
+        "errors": to_jsonable(decision.errors, 1),
+        "latency_ms": to_jsonable({stage: 1000.0 * s for stage, s in decision.latency.items()}, 1),
+        "step_latency_ms": to_jsonable(1000.0 * step_seconds(decision.latency), 1),
+        "usage": to_jsonable(dict(decision.usage), 1),
+        "usage_total": {**fields_jsonable(total, {}), "tokens": to_jsonable(total.tokens, 2)},
+        "feedback": to_jsonable(decision.feedback, 1),
+        "verdicts": verdicts.row(decision.verdicts),
+        "attempts": [
+            {
+                "candidates": to_jsonable(a.candidates, 3),
+                "verdicts": [verdicts.row(row) for row in a.verdicts],
+                "feedback": to_jsonable(a.feedback, 3),
+                "chosen": to_jsonable(a.chosen, 3),
+                "cause": to_jsonable(a.cause, 3),
+            }
+            for a in decision.attempts
+        ],
+        "intervened": to_jsonable(decision.intervened, 1),
+        "regenerations": to_jsonable(decision.regenerations, 1),
+        "extra": to_jsonable(dict(extra or {}), 1),
+    }
 
 
 class _VerdictRecords:
     """Verdicts as JSON-safe dicts (severity by name), each verdict object converted once (the
-    executed action's verdicts are also a row of its attempt); each call returns its own dict."""
+    executed action's verdicts are also a row of its attempt); each record its own dict."""
 
     def __init__(self) -> None:
         self._done: dict[int, tuple[Verdict, dict[str, Any]]] = {}  # the verdict keeps its id
 
-    def __call__(self, v: Verdict) -> dict[str, Any]:
-        done = self._done.get(id(v))
-        if done is None:
-            if type(v) is Verdict:  # its fields but the severity converted, that by name
-                out = fields_jsonable(v, {"severity": v.severity.name})
-            else:
-                out = {**to_jsonable(v), "severity": v.severity.name}
-            done = self._done[id(v)] = v, out
-        return dict(done[1])
+    def row(self, verdicts: Iterable[Verdict]) -> list[dict[str, Any]]:
+        """The records of ``verdicts``, in order."""
+        done, out = self._done, []
+        for v in verdicts:
+            got = done.get(id(v))
+            if got is None:
+                if type(v) is Verdict:  # its fields but the severity converted, that by name
+                    record = fields_jsonable(v, {"severity": v.severity.name})
+                else:
+                    record = {**to_jsonable(v), "severity": v.severity.name}
+                got = done[id(v)] = v, record
+            out.append(got[1].copy())
+        return out
 
 
 def decision_from_record(record: Mapping[str, Any]) -> Decision:
