@@ -261,6 +261,7 @@ class SqliteStore:
                 return True
             if db.in_transaction:  # left open by a failed call: none of it is anyone's
                 db.rollback()
+            db.execute("PRAGMA busy_timeout = 0")
             try:
                 db.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
@@ -272,7 +273,6 @@ class SqliteStore:
             asyncio.get_running_loop().call_soon(self._commit_batch, batch)
             return True
 
-        db.execute("PRAGMA busy_timeout = 0")
         if not _polled(begun, time.monotonic() + self.timeout_s):
             raise sqlite3.OperationalError(f"database is locked (waited {self.timeout_s:g} s)")
         batch: _Batch = self._local.batch
