@@ -164,3 +164,23 @@ def test_steps_whose_batch_fails_to_commit_fall_back_and_stay_where_they_were(
     assert [a.summary["kind"] for a in done] == ["execute", "execute"]
     assert [s.state.t for s in sessions] == [1, 1]
     assert [len(guard.store.records(s.id)) for s in sessions] == [1, 1]
+
+
+def test_a_batch_left_by_a_loop_that_stopped_is_rolled_back(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.db")
+
+    def save(sid: str) -> None:
+        store.save(sid, state(1), record(1))
+
+    loop = asyncio.new_event_loop()
+    steps = [loop.create_task(run_on_loop(save, sid)) for sid in ("a", "b")]
+    loop.call_soon(loop.stop)
+    loop.run_forever()  # one turn: both steps write and wait for a commit that never runs
+    assert not any(s.done() for s in steps)
+    for s in steps:
+        s.cancel()
+    loop.close()
+    assert save_on_loop(store, ["c"], 1) == [None]
+    other = SqliteStore(tmp_path / "s.db")
+    assert other.load("a") is None and other.load("b") is None
+    assert other.records("c") == [record(1)]

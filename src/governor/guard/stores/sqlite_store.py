@@ -226,7 +226,7 @@ class SqliteStore:
             if isinstance(exc, sqlite3.Error):
                 raise StoreError(f"{failed}: {exc}") from exc
             raise
-        waiter: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        waiter: asyncio.Future[str | None] = batch.loop.create_future()
         batch.waiters.append(waiter)
         if len(batch.waiters) >= BATCH_STEPS:
             self._commit_batch(batch)
@@ -256,9 +256,15 @@ class SqliteStore:
         (:func:`_polled`) for up to ``timeout_s``; the loop's connection writes only here, so
         its busy timeout stays 0."""
 
+        loop = asyncio.get_running_loop()
+
         def begun() -> bool:
-            if getattr(self._local, "batch", None) is not None:  # opened while this one waited
-                return True
+            open_batch: _Batch | None = getattr(self._local, "batch", None)
+            if open_batch is not None:
+                if open_batch.loop is loop:  # (perhaps opened while this step waited)
+                    return True
+                # left by a loop that stopped before it committed: none of its steps answered
+                self._commit_batch(open_batch, "its event loop stopped before the commit")
             if db.in_transaction:  # left open by a failed call: none of it is anyone's
                 db.rollback()
             db.execute("PRAGMA busy_timeout = 0")
@@ -269,8 +275,8 @@ class SqliteStore:
                 if code & 0xFF != sqlite3.SQLITE_BUSY:
                     raise
                 return False
-            batch = self._local.batch = _Batch(db)
-            asyncio.get_running_loop().call_soon(self._commit_batch, batch)
+            batch = self._local.batch = _Batch(db, loop)
+            loop.call_soon(self._commit_batch, batch)
             return True
 
         if not _polled(begun, time.monotonic() + self.timeout_s):
@@ -297,6 +303,8 @@ class SqliteStore:
         except sqlite3.Error as exc:
             error = error or f"the commit failed: {exc}"
             self._forget(db)
+        if batch.loop.is_closed():
+            return
         for waiter in batch.waiters:
             if not waiter.done():
                 waiter.set_result(error)
@@ -399,10 +407,11 @@ class _Batch:
     """The write transaction that the saves of steps on the event loop share until it commits
     (at the loop's next turn, or once it holds :data:`BATCH_STEPS` steps)."""
 
-    __slots__ = ("closed", "db", "waiters")
+    __slots__ = ("closed", "db", "loop", "waiters")
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, loop: asyncio.AbstractEventLoop) -> None:
         self.db = db
+        self.loop = loop
         self.waiters: list[asyncio.Future[str | None]] = []
         """One per step saved in it, set to the outcome (None: committed; else why not)."""
         self.closed = False
