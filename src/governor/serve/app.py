@@ -38,11 +38,13 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from starlette._utils import get_route_path
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from governor.errors import BackendError, ConfigError, LimitError
 from governor.guard import Guard, GuardSession, StoreError
@@ -420,6 +422,40 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return error_response(ApiError(status, message, code=code), headers=headers)
 
 
+CHAT_PATH = "/v1/chat/completions"
+
+
+class ServiceApp(Starlette):
+    """The service's Starlette app, where ``POST /v1/chat/completions`` (the request every
+    client sends) goes straight to its handler: what Starlette's layers do for it (the two
+    error middlewares, the router's match) changes nothing for a handler that answers every
+    exception itself (:func:`_safe`), so its answers are the same ones, for less CPU. Any other
+    request, and every request once middleware was added, takes Starlette's whole way."""
+
+    def __init__(self, chat: Handler, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._chat = chat
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and scope["method"] == "POST"
+            and not self.user_middleware
+            and get_route_path(scope) == CHAT_PATH  # (the router's own reading of the path)
+        ):
+            scope["app"] = self
+            try:
+                response = await self._chat(Request(scope, receive, send))
+            except Exception:  # (only from an error's own answer): Starlette's plain 500
+                await PlainTextResponse("Internal Server Error", status_code=500)(
+                    scope, receive, send
+                )
+                raise
+            await response(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
 def create_app(
     guard: Guard | ServedPolicies,
     *,
@@ -429,7 +465,7 @@ def create_app(
     admin_key_hash: str | None = None,
     limits: Limits | None = None,
     policy_keys: Mapping[str, Iterable[str]] | None = None,
-) -> Starlette:
+) -> ServiceApp:
     """The guard service's app over ``guard`` (one guard, or the served policies: see the
     module doc); ``admin_key_hash`` is the
     sha256 hex digest of the admin key (None: no admin routes); ``limits`` what a request and a
@@ -447,8 +483,9 @@ def create_app(
         admin_key=None if admin_key_hash is None else AdminKey(admin_key_hash),
         policy_keys=policy_keys,
     )
+    chat = _safe(service.chat_completions)
     routes = [
-        Route("/v1/chat/completions", _safe(service.chat_completions), methods=["POST"]),
+        Route(CHAT_PATH, chat, methods=["POST"]),
         Route("/v1/models", _safe(service.models), methods=["GET"]),
         Route("/v1/checks", _safe(service.checks), methods=["POST"]),
         Route("/healthz", _safe(service.healthz), methods=["GET"]),
@@ -467,6 +504,6 @@ def create_app(
             Route(f"{at}/reset", _safe(admin.reset), methods=["POST"]),
             Route(at, _safe(admin.show), methods=["GET"]),
         ]
-    app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error})
+    app = ServiceApp(chat, routes=routes, exception_handlers={HTTPException: _http_error})
     app.state.service = service
     return app
