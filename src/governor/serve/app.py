@@ -183,9 +183,9 @@ class Service:
             )
         )
 
-    def _owner(self, request: Request) -> str | None:
+    def _owner(self, head: Mapping[str, str]) -> str | None:
         """The key's digest (the owner of the sessions it names), its request counted."""
-        owner = self.keys.check(request.headers.get("authorization"))
+        owner = self.keys.check(head.get("authorization"))
         if self.requests is not None:
             self.requests.take(owner)
         return owner
@@ -241,16 +241,13 @@ class Service:
         log_decision(served.name, session.id, user, endpoint, summary, seconds, refused)
 
     async def chat_completions(self, request: Request) -> Response:
-        owner = self._owner(request)
+        head = _head(request)
+        owner = self._owner(head)
         raw = await self._read(request)
-        body = chat_body(
-            parse_json(raw), _session_header(request), self.limits.max_request_messages
-        )
-        served = self._for(
-            self.policies.select(body.model, request.headers.get(POLICY_HEADER)), owner
-        )
+        body = chat_body(parse_json(raw), _session_header(head), self.limits.max_request_messages)
+        served = self._for(self.policies.select(body.model, head.get(_POLICY)), owner)
         session = await self._session(served, owner, body.session)
-        key = _idempotency_key(request)
+        key = _idempotency_key(head)
         if body.stream:
             return await self._stream(served, session, body, key)
         start = time.perf_counter()
@@ -272,7 +269,7 @@ class Service:
         )
 
     async def models(self, request: Request) -> Response:
-        owner = self._owner(request)
+        owner = self._owner(_head(request))
         data = [
             {"id": s.model, "object": "model", "created": s.created, "owned_by": "governor"}
             for s in self.policies
@@ -313,14 +310,11 @@ class Service:
         return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
 
     async def checks(self, request: Request) -> Response:
-        owner = self._owner(request)
+        head = _head(request)
+        owner = self._owner(head)
         raw = await self._read(request)
-        body = check_body(
-            parse_json(raw), _session_header(request), self.limits.max_request_messages
-        )
-        served = self._for(
-            self.policies.select(body.model, request.headers.get(POLICY_HEADER)), owner
-        )
+        body = check_body(parse_json(raw), _session_header(head), self.limits.max_request_messages)
+        served = self._for(self.policies.select(body.model, head.get(_POLICY)), owner)
         session = await self._session(served, owner, body.session)
         start = time.perf_counter()
         if body.commit:  # a store write: always in a worker thread
@@ -380,16 +374,29 @@ def _say_session(headers: dict[str, str], session: str) -> None:
         headers[SESSION_HEADER] = session
 
 
-def _session_header(request: Request) -> str | None:
-    return request.headers.get(SESSION_HEADER) or None
+_SESSION = SESSION_HEADER.lower()
+_POLICY = POLICY_HEADER.lower()
+
+
+def _head(request: Request) -> dict[str, str]:
+    """The request's headers by name, read once (ASGI gives the names in lower case; of a name
+    sent twice, the first value, as ``request.headers.get`` gives it)."""
+    head: dict[str, str] = {}
+    for name, value in request.scope["headers"]:
+        head.setdefault(name.decode("latin-1"), value.decode("latin-1"))
+    return head
+
+
+def _session_header(head: Mapping[str, str]) -> str | None:
+    return head.get(_SESSION) or None
 
 
 MAX_IDEMPOTENCY_KEY = 200
 
 
-def _idempotency_key(request: Request) -> str | None:
+def _idempotency_key(head: Mapping[str, str]) -> str | None:
     """The request's ``Idempotency-Key`` header (at most 200 characters), or None."""
-    key = request.headers.get("idempotency-key")
+    key = head.get("idempotency-key")
     if key is not None and not 0 < len(key) <= MAX_IDEMPOTENCY_KEY:
         raise bad_request(
             f"Idempotency-Key: expected 1 to {MAX_IDEMPOTENCY_KEY} characters, found {len(key)}",

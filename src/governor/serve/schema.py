@@ -76,18 +76,21 @@ def _too_many(messages: list[Any], limit: int) -> None:
         )
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
-    too_big = ApiError(
+def _too_big(limit: int) -> ApiError:
+    return ApiError(
         413, f"expected a request body of at most {limit} bytes, found more", code="body_too_large"
     )
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > limit):
-        raise too_big
+        raise _too_big(limit)
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise too_big
+            raise _too_big(limit)
         chunks.append(chunk)
     return b"".join(chunks)
 
