@@ -25,8 +25,9 @@ session is named by the ``X-Governor-Session`` header or ``metadata.governor_ses
 ``metadata.session_id``); one that names none opens a new session; every reply says its session in
 the ``X-Governor-Session`` header. ``user`` is the end user's id, kept in the decision record and
 the decision log (:mod:`.decision_log`), never a session. The reply's ``model`` is the model that
-answered (the upstream's name for itself). Imports the guard's public facade, the error tree and
-the service's modules.
+answered (the upstream's name for itself). ``POST /v1/chat/completions`` is answered without
+Starlette's middlewares and router while none was added (:class:`ServiceApp`): the same answers.
+Imports the guard's public facade, the error tree and the service's modules.
 """
 
 from __future__ import annotations
