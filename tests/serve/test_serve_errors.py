@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 import pytest
@@ -262,3 +262,65 @@ def test_a_store_that_cannot_be_read_is_a_503_and_not_ready(
     ready = c.get("/readyz")
     assert ready.status_code == 503 and ready.json()["store"]["ok"] is False
     assert ready.json()["upstream"]["ok"] is True
+
+
+class _PassThrough:
+    """A middleware that changes nothing: with it, every request takes Starlette's whole way."""
+
+    paths: ClassVar[list[str]] = []
+    """The paths of the HTTP requests it saw."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            _PassThrough.paths.append(scope["path"])
+        await self.app(scope, receive, send)
+
+
+def _answers(app: Any) -> list[tuple[int, list[tuple[str, str]], Any]]:
+    """Each request's status, headers and JSON body (the reply's id and time left out)."""
+    sent = [
+        ("POST", "/v1/chat/completions", {"json": {"messages": HI}}),
+        ("POST", "/v1/chat/completions", {"content": b"{not json"}),
+        ("POST", "/v1/chat/completions", {"content": b'{"messages": [], "messages": []}'}),
+        ("POST", "/v1/chat/completions", {"json": {"messages": "hi"}}),
+        ("POST", "/v1/chat/completions", {"content": b'{"messages": "' + b"x" * 20_000 + b'"}'}),
+        ("GET", "/v1/chat/completions", {}),
+        ("POST", "/v1/chat/completions/", {"json": {"messages": HI}}),
+    ]
+    out = []
+    with serving(app) as base, httpx.Client(base_url=base, follow_redirects=False) as c:
+        for method, path, kwargs in sent:
+            r = c.request(method, path, headers={"X-Governor-Session": "s"}, **kwargs)
+            body = r.json() if r.headers.get("content-type") == "application/json" else r.text
+            if isinstance(body, dict) and "id" in body:
+                body = {k: v for k, v in body.items() if k not in ("id", "created", "governor")}
+            varies = ("date", "location", "content-length")  # (a reply's length: its latencies)
+            headers = sorted((k, v) for k, v in r.headers.items() if k not in varies)
+            out.append((r.status_code, headers, body))
+    return out
+
+
+def test_chat_requests_get_the_same_answers_with_middleware_as_without() -> None:
+    """``POST /v1/chat/completions`` skips Starlette's layers only while no middleware was added:
+    its answers (a reply, each error) are the ones Starlette's whole way gives, and a
+    middleware added to the app sees every request."""
+
+    def app(middleware: bool) -> Any:
+        backend = ScriptedBackend(["Hello."] * 20)
+        made = create_app(Guard.from_policy(load_policy(TOOLS_POLICY), backend=backend))
+        made.state.service.max_body_bytes = 10_000
+        if middleware:
+            made.add_middleware(_PassThrough)
+        return made
+
+    _PassThrough.paths.clear()
+    direct = _answers(app(False))
+    assert _PassThrough.paths == []
+    whole = _answers(app(True))
+    assert len(_PassThrough.paths) == len(whole)
+    assert direct == whole
+    statuses = [status for status, _, _ in direct]
+    assert statuses == [200, 400, 400, 400, 413, 405, 307]

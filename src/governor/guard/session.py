@@ -452,7 +452,7 @@ class GuardSession:
         A call on the loop finishes even when its caller is cancelled, as one on a thread does."""
         async with self._loop_lock():
             if on_loop and self._follows is None and self._thread_lock.acquire(blocking=False):
-                held = asyncio.ensure_future(self._on_loop(fn, *args))
+                held = asyncio.get_running_loop().create_task(self._on_loop(fn, *args))
                 return await asyncio.shield(held)
             call = functools.partial(contextvars.copy_context().run, self._locked, fn, *args)
             return await asyncio.get_running_loop().run_in_executor(self._executor, call)

@@ -25,8 +25,9 @@ session is named by the ``X-Governor-Session`` header or ``metadata.governor_ses
 ``metadata.session_id``); one that names none opens a new session; every reply says its session in
 the ``X-Governor-Session`` header. ``user`` is the end user's id, kept in the decision record and
 the decision log (:mod:`.decision_log`), never a session. The reply's ``model`` is the model that
-answered (the upstream's name for itself). Imports the guard's public facade, the error tree and
-the service's modules.
+answered (the upstream's name for itself). ``POST /v1/chat/completions`` is answered without
+Starlette's middlewares and router while none was added (:class:`ServiceApp`): the same answers.
+Imports the guard's public facade, the error tree and the service's modules.
 """
 
 from __future__ import annotations
@@ -38,11 +39,13 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from starlette._utils import get_route_path
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from governor.errors import BackendError, ConfigError, LimitError
 from governor.guard import Guard, GuardSession, StoreError
@@ -181,9 +184,9 @@ class Service:
             )
         )
 
-    def _owner(self, request: Request) -> str | None:
+    def _owner(self, head: Mapping[str, str]) -> str | None:
         """The key's digest (the owner of the sessions it names), its request counted."""
-        owner = self.keys.check(request.headers.get("authorization"))
+        owner = self.keys.check(head.get("authorization"))
         if self.requests is not None:
             self.requests.take(owner)
         return owner
@@ -239,16 +242,13 @@ class Service:
         log_decision(served.name, session.id, user, endpoint, summary, seconds, refused)
 
     async def chat_completions(self, request: Request) -> Response:
-        owner = self._owner(request)
+        head = _head(request)
+        owner = self._owner(head)
         raw = await self._read(request)
-        body = chat_body(
-            parse_json(raw), _session_header(request), self.limits.max_request_messages
-        )
-        served = self._for(
-            self.policies.select(body.model, request.headers.get(POLICY_HEADER)), owner
-        )
+        body = chat_body(parse_json(raw), _session_header(head), self.limits.max_request_messages)
+        served = self._for(self.policies.select(body.model, head.get(_POLICY)), owner)
         session = await self._session(served, owner, body.session)
-        key = _idempotency_key(request)
+        key = _idempotency_key(head)
         if body.stream:
             return await self._stream(served, session, body, key)
         start = time.perf_counter()
@@ -270,7 +270,7 @@ class Service:
         )
 
     async def models(self, request: Request) -> Response:
-        owner = self._owner(request)
+        owner = self._owner(_head(request))
         data = [
             {"id": s.model, "object": "model", "created": s.created, "owned_by": "governor"}
             for s in self.policies
@@ -311,14 +311,11 @@ class Service:
         return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
 
     async def checks(self, request: Request) -> Response:
-        owner = self._owner(request)
+        head = _head(request)
+        owner = self._owner(head)
         raw = await self._read(request)
-        body = check_body(
-            parse_json(raw), _session_header(request), self.limits.max_request_messages
-        )
-        served = self._for(
-            self.policies.select(body.model, request.headers.get(POLICY_HEADER)), owner
-        )
+        body = check_body(parse_json(raw), _session_header(head), self.limits.max_request_messages)
+        served = self._for(self.policies.select(body.model, head.get(_POLICY)), owner)
         session = await self._session(served, owner, body.session)
         start = time.perf_counter()
         if body.commit:  # a store write: always in a worker thread
@@ -378,16 +375,29 @@ def _say_session(headers: dict[str, str], session: str) -> None:
         headers[SESSION_HEADER] = session
 
 
-def _session_header(request: Request) -> str | None:
-    return request.headers.get(SESSION_HEADER) or None
+_SESSION = SESSION_HEADER.lower()
+_POLICY = POLICY_HEADER.lower()
+
+
+def _head(request: Request) -> dict[str, str]:
+    """The request's headers by name, read once (ASGI gives the names in lower case; of a name
+    sent twice, the first value, as ``request.headers.get`` gives it)."""
+    head: dict[str, str] = {}
+    for name, value in request.scope["headers"]:
+        head.setdefault(name.decode("latin-1"), value.decode("latin-1"))
+    return head
+
+
+def _session_header(head: Mapping[str, str]) -> str | None:
+    return head.get(_SESSION) or None
 
 
 MAX_IDEMPOTENCY_KEY = 200
 
 
-def _idempotency_key(request: Request) -> str | None:
+def _idempotency_key(head: Mapping[str, str]) -> str | None:
     """The request's ``Idempotency-Key`` header (at most 200 characters), or None."""
-    key = request.headers.get("idempotency-key")
+    key = head.get("idempotency-key")
     if key is not None and not 0 < len(key) <= MAX_IDEMPOTENCY_KEY:
         raise bad_request(
             f"Idempotency-Key: expected 1 to {MAX_IDEMPOTENCY_KEY} characters, found {len(key)}",
@@ -420,6 +430,40 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return error_response(ApiError(status, message, code=code), headers=headers)
 
 
+CHAT_PATH = "/v1/chat/completions"
+
+
+class ServiceApp(Starlette):
+    """The service's Starlette app, where ``POST /v1/chat/completions`` (the request every
+    client sends) goes straight to its handler: what Starlette's layers do for it (the two
+    error middlewares, the router's match) changes nothing for a handler that answers every
+    exception itself (:func:`_safe`), so its answers are the same ones, for less CPU. Any other
+    request, and every request once middleware was added, takes Starlette's whole way."""
+
+    def __init__(self, chat: Handler, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._chat = chat
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and scope["method"] == "POST"
+            and not self.user_middleware
+            and get_route_path(scope) == CHAT_PATH  # (the router's own reading of the path)
+        ):
+            scope["app"] = self
+            try:
+                response = await self._chat(Request(scope, receive, send))
+            except Exception:  # (only from an error's own answer): Starlette's plain 500
+                await PlainTextResponse("Internal Server Error", status_code=500)(
+                    scope, receive, send
+                )
+                raise
+            await response(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
 def create_app(
     guard: Guard | ServedPolicies,
     *,
@@ -429,7 +473,7 @@ def create_app(
     admin_key_hash: str | None = None,
     limits: Limits | None = None,
     policy_keys: Mapping[str, Iterable[str]] | None = None,
-) -> Starlette:
+) -> ServiceApp:
     """The guard service's app over ``guard`` (one guard, or the served policies: see the
     module doc); ``admin_key_hash`` is the
     sha256 hex digest of the admin key (None: no admin routes); ``limits`` what a request and a
@@ -447,8 +491,9 @@ def create_app(
         admin_key=None if admin_key_hash is None else AdminKey(admin_key_hash),
         policy_keys=policy_keys,
     )
+    chat = _safe(service.chat_completions)
     routes = [
-        Route("/v1/chat/completions", _safe(service.chat_completions), methods=["POST"]),
+        Route(CHAT_PATH, chat, methods=["POST"]),
         Route("/v1/models", _safe(service.models), methods=["GET"]),
         Route("/v1/checks", _safe(service.checks), methods=["POST"]),
         Route("/healthz", _safe(service.healthz), methods=["GET"]),
@@ -467,6 +512,6 @@ def create_app(
             Route(f"{at}/reset", _safe(admin.reset), methods=["POST"]),
             Route(at, _safe(admin.show), methods=["GET"]),
         ]
-    app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error})
+    app = ServiceApp(chat, routes=routes, exception_handlers={HTTPException: _http_error})
     app.state.service = service
     return app

@@ -33,7 +33,9 @@ def refused_rules(summary: Mapping[str, Any]) -> list[str]:
         str(v.get("constraint"))
         for key in ("rejected", "verdicts")
         for v in summary.get(key) or ()
-        if isinstance(v, Mapping) and v.get("admissible") is False
+        # (dict first: a plain dict is what a summary holds, and is told apart without the
+        # Mapping ABC's slower check)
+        if isinstance(v, (dict, Mapping)) and v.get("admissible") is False
     }
     return sorted(names)
 
