@@ -789,7 +789,8 @@ class GuardSession:
             elif decision.executed and isinstance(decision.action, Reply):
                 reply = seen(decision.action)
                 after, t = self._advance(traj, reply, decision.reason), t + 1
-                after = replace(after, feedback=decision.feedback if decision.feedback else None)
+                if decision.feedback:  # (the commit of an executed reply keeps none)
+                    after = replace(after, feedback=decision.feedback)
             else:  # nothing admissible was executed: say the default text, commit nothing
                 reply = seen(Reply(texts["default"]))
                 after = replace(traj, observation=traj.observation.then(reply.message()))
