@@ -403,8 +403,11 @@ class Decision:
 
     @property
     def total_usage(self) -> Usage:
+        stages = tuple(self.usage.values())
+        if len(stages) == 1:  # (the usual step: its proposal's calls alone)
+            return stages[0]
         total = Usage()
-        for usage in self.usage.values():
+        for usage in stages:
             total = total + usage
         return total
 

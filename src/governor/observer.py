@@ -67,9 +67,11 @@ class _StepLog:
                 # calls still running belong to a stage given up on: made, so counted
                 used, late = meter.snapshot()
                 used = used + Usage(calls=late, abandoned=late) if late else used
-                record_usage(current, used)
+                if current is not None:
+                    record_usage(current, used)
                 if used.calls or used.failed:
-                    self.usage[stage] = self.usage.get(stage, Usage()) + used
+                    before = self.usage.get(stage)
+                    self.usage[stage] = used if before is None else before + used
 
 
 class Observer:

@@ -292,14 +292,14 @@ class Vocabulary:
         ``before``, kept for the next rule that asks; None when they cannot be kept (an action
         or messages that could change) or when a proposition raised on them (each rule then
         evaluates its own, and raises as it would alone)."""
-        if type(action) is not Reply or type(action.tool_calls) is not tuple:
-            return None
-        if type(before) is not tuple and type(before) is not History:
-            return None
         key = (id(action), id(before))
         hit = self._memo.get(key)
         if hit is not None and hit[0] is action and hit[1] is before:
             return hit[2]
+        if type(action) is not Reply or type(action.tool_calls) is not tuple:
+            return None
+        if type(before) is not tuple and type(before) is not History:
+            return None
         try:
             found: frozenset[str] | None = self._evaluated(
                 self._plain[0], set(), {}, action, before, None, indexed=False
