@@ -106,7 +106,9 @@ def test_a_rule_reads_the_plain_labels_computed_once_for_its_policy_and_they_are
         for names in rules:
             rule = v.restricted(names)
             for sums in ({}, {"total_over": 90.0}):
-                assert rule.labels(sums, action, said) == alone(rule).labels(sums, action, said)
+                own = alone(rule).labels(sums, action, said)
+                assert rule.labels(sums, action, said) == own
+                assert rule.labels(sums, action, said, kept=False) == own
 
 
 def test_a_proposition_that_raises_fails_only_the_rules_that_read_it() -> None:

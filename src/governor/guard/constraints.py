@@ -289,7 +289,10 @@ class ToolLTLConstraint(LTLConstraint):
                     text_in, text_out = sums, (got, sums if new == sums else new)
                 now, sums = text_out
             else:
-                now, sums, seen = vocabulary.labels(sums, reply_of(m), History(history, i), seen)
+                # (this rule's own objects: no other rule reads them, so nothing is kept)
+                now, sums, seen = vocabulary.labels(
+                    sums, reply_of(m), History(history, i), seen, kept=False
+                )
             if formulas is not last[0] or now is not last[1]:  # (a steady run: no hashing)
                 hit = steps.get((formulas, now))
                 if hit is None:

@@ -275,12 +275,17 @@ class Vocabulary:
         action: Reply,
         before: Sequence[Message],
         seen: Seen | None = None,
+        *,
+        kept: bool = True,
     ) -> tuple[frozenset[str], dict[str, float], Seen | None]:
         """The propositions true at the position of ``action`` after the messages ``before``,
         the running sums and the provenance index after it (``sums`` and ``seen`` are left as
-        they were; ``seen`` None: start an index when these propositions read one)."""
+        they were; ``seen`` None: start an index when these propositions read one). Without
+        ``kept`` (an action and messages no other rule reads), the plain labels are not read
+        from, nor kept in, the vocabulary this one was restricted from."""
         _, names, others = self._plain
-        shared = None if self.whole is None else self.whole.plain_labels(action, before)
+        whole = self.whole if kept else None
+        shared = None if whole is None else whole.plain_labels(action, before)
         if shared is None:
             return self._evaluated(self.props, set(), sums, action, before, seen)
         if not others:  # (no sums, no index)
