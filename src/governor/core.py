@@ -288,14 +288,16 @@ class Trajectory:
         self, step: Step, memory: Mapping[str, Any], feedback: Feedback | None
     ) -> Trajectory:
         """The trajectory after ``step``; this one is left as it was."""
-        return replace(
-            self,
-            observation=step.next_observation,
-            steps=(*self.steps, step),
-            memory=memory,
-            feedback=feedback,
-            info=step.info,
-        )
+        if type(self) is not Trajectory:  # a subclass's own fields are carried over
+            return replace(
+                self,
+                observation=step.next_observation,
+                steps=(*self.steps, step),
+                memory=memory,
+                feedback=feedback,
+                info=step.info,
+            )
+        return Trajectory(step.next_observation, (*self.steps, step), memory, feedback, step.info)
 
 
 # --------------------------------------------------------------------------- the three plug-ins
@@ -401,8 +403,11 @@ class Decision:
 
     @property
     def total_usage(self) -> Usage:
+        stages = tuple(self.usage.values())
+        if len(stages) == 1:  # (the usual step: its proposal's calls alone)
+            return stages[0]
         total = Usage()
-        for usage in self.usage.values():
+        for usage in stages:
             total = total + usage
         return total
 

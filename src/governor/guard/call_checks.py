@@ -50,10 +50,10 @@ def offered_names(tools: Iterable[Any]) -> tuple[str, ...]:
     {"name": ...}}`` or the short ``{"name": ...}``); a schema without one offers nothing."""
     out = []
     for tool in tools:
-        if not isinstance(tool, Mapping):
+        if type(tool) is not dict and not isinstance(tool, Mapping):  # (a JSON object: a dict)
             continue
         fn = tool.get("function", tool)
-        name = fn.get("name") if isinstance(fn, Mapping) else None
+        name = fn.get("name") if type(fn) is dict or isinstance(fn, Mapping) else None
         if isinstance(name, str) and name:
             out.append(name)
     return tuple(out)

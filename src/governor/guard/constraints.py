@@ -75,11 +75,6 @@ def _no_labels(observation: Any) -> frozenset[str]:
     return frozenset()
 
 
-def _group_allows(checks: Checks, action: Any, name: str, group: str) -> bool:
-    where = "tool_calls" if isinstance(action, Reply) and action.is_tool_call else "assistant"
-    return checks.runs(where, name, group)
-
-
 _DIALOGUES: dict[int, tuple[Sequence[Message], Dialogue]] = {}
 """The dialogues of recently judged conversations, by the id of their message tuple (each entry
 holds that tuple, so the id is not reused while the entry lives); every overlay of a check reads
@@ -114,6 +109,8 @@ class ToolLTLConstraint(LTLConstraint):
         self._start: MonitorSetState | None = None
         self._predicted: tuple[Trajectory, dict[int, tuple[Any, Any]]] | None = None
         """The labels predicted after the trajectory checked last, by the id of each action."""
+        self._judges: tuple[Checks, bool, bool] | None = None
+        """What :meth:`_read_checks` read."""
 
     # The memory is a ToolMonitorState (the monitors' state plus the sums); ``_state`` unwraps it
     # for the inherited check, so these two overrides widen what the base class keeps.
@@ -129,6 +126,8 @@ class ToolLTLConstraint(LTLConstraint):
     def memory(self, traj: Trajectory) -> ToolMonitorState:
         """This rule's state in ``traj`` (the initial one before anything was kept)."""
         state = traj.memory.get(self.name)
+        if type(state) is ToolMonitorState:
+            return state
         if state is None:
             return self.initial_state(traj.observation)
         if not isinstance(state, ToolMonitorState):
@@ -139,8 +138,14 @@ class ToolLTLConstraint(LTLConstraint):
         return self.memory(traj).monitors
 
     def _predict(self, traj: Trajectory, action: Any) -> frozenset[str]:
+        return self._predicted_labels(traj, action, self.memory(traj))
+
+    def _predicted_labels(
+        self, traj: Trajectory, action: Any, mem: ToolMonitorState
+    ) -> frozenset[str]:
+        """The labels of ``action`` as the next position after ``traj`` (whose memory of this
+        rule is ``mem``), kept with the sums and index after it for a commit of that action."""
         reply = action if isinstance(action, Reply) else Reply(str(action))
-        mem = self.memory(traj)
         found = self.vocabulary.labels(mem.sums, reply, messages_of(traj.observation), mem.seen)
         last = self._predicted
         if last is not None and last[0] is traj and len(last[1]) < PREDICTED_LIMIT:
@@ -163,22 +168,40 @@ class ToolLTLConstraint(LTLConstraint):
                 return labels, dict(sums), seen
         return self.vocabulary.labels(mem.sums, action, messages_of(step.observation), mem.seen)
 
+    def _read_checks(self) -> tuple[Checks, bool, bool]:
+        """The policy's checks, and whether they run this rule on a reply of tool calls and on
+        one of text (read again when the checks are replaced)."""
+        checks = self.checks
+        self._judges = judges = (
+            checks,
+            checks.runs("tool_calls", self.name, "ltl"),
+            checks.runs("assistant", self.name, "ltl"),
+        )
+        return judges
+
     def check(self, traj: Trajectory, action: Any) -> Verdict:
-        if not _group_allows(self.checks, action, self.name, "ltl"):
+        judges = self._judges
+        if judges is None or judges[0] is not self.checks:
+            judges = self._read_checks()
+        reply = isinstance(action, Reply)
+        if not judges[1 if reply and action.tool_calls else 2]:
             return Verdict.allow(self.name)
-        verdict = self._judged(traj, action)
-        if not isinstance(action, Reply):
+        mem = traj.memory.get(self.name)
+        if type(mem) is not ToolMonitorState:
+            mem = self.memory(traj)
+        verdict = self._judged(traj, action, mem)
+        if not reply:
             return verdict
         calls = action.tool_calls
-        what = "the tool call" if len(calls) == 1 else "the reply"
         if not verdict.admissible:
+            what = "the tool call" if len(calls) == 1 else "the reply"
             return dataclasses.replace(verdict, descriptor=f"{what} {verdict.descriptor}")
         if len(calls) < 2:
             return verdict
         # parallel calls: each must be admissible alone too, so that no sibling stands in for an
         # earlier call (calls in one reply form one step in which no result is known)
         for i, call in enumerate(calls):
-            alone = self._judged(traj, Reply(action.content, (call,)))
+            alone = self._judged(traj, Reply(action.content, (call,)), mem)
             if not alone.admissible:
                 descriptor = (
                     f"call {i + 1} of {len(calls)} {alone.descriptor} (calls in one reply run as"
@@ -188,11 +211,16 @@ class ToolLTLConstraint(LTLConstraint):
                 return dataclasses.replace(alone, descriptor=descriptor)
         return verdict
 
-    def _judged(self, traj: Trajectory, action: Any) -> Verdict:
+    def _judged(self, traj: Trajectory, action: Any, mem: ToolMonitorState) -> Verdict:
         """The monitors' verdict on ``action`` as the next position (memoised: a function of
         their state and the predicted labels). Its descriptor never quotes the action."""
-        state = self.memory(traj).monitors
-        key = (state.formulas, state.verdicts, state.labels, self._predict(traj, action))
+        state = mem.monitors
+        key = (
+            state.formulas,
+            state.verdicts,
+            state.labels,
+            self._predicted_labels(traj, action, mem),
+        )
         verdict = self._what_if.get(key)
         if verdict is None:
             verdict = super().check(traj, action)
@@ -202,7 +230,9 @@ class ToolLTLConstraint(LTLConstraint):
         return verdict
 
     def commit(self, traj: Trajectory, step: Step) -> ToolMonitorState:  # type: ignore[override]
-        mem = self.memory(traj)
+        mem = traj.memory.get(self.name)
+        if type(mem) is not ToolMonitorState:
+            mem = self.memory(traj)
         action = step.action if isinstance(step.action, Reply) else Reply(str(step.action))
         labels, sums, seen = self._labelled(traj, step, mem, action)
         # the next formulas are a function of the formulas and the labels: memoised (a replayed
@@ -259,7 +289,10 @@ class ToolLTLConstraint(LTLConstraint):
                     text_in, text_out = sums, (got, sums if new == sums else new)
                 now, sums = text_out
             else:
-                now, sums, seen = vocabulary.labels(sums, reply_of(m), History(history, i), seen)
+                # (this rule's own objects: no other rule reads them, so nothing is kept)
+                now, sums, seen = vocabulary.labels(
+                    sums, reply_of(m), History(history, i), seen, kept=False
+                )
             if formulas is not last[0] or now is not last[1]:  # (a steady run: no hashing)
                 hit = steps.get((formulas, now))
                 if hit is None:

@@ -51,7 +51,12 @@ class Reply:
         return bool(self.tool_calls)
 
     def message(self) -> Message:
-        return Message("assistant", self.content or "", self.tool_calls)
+        """The reply as an assistant message (built once: both are immutable)."""
+        made = self.__dict__.get("_message")
+        if made is None:
+            made = Message("assistant", self.content or "", self.tool_calls)
+            object.__setattr__(self, "_message", made)
+        return made
 
     def to_dict(self) -> dict[str, Any]:
         return self.message().to_dict()

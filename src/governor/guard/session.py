@@ -789,11 +789,13 @@ class GuardSession:
             elif decision.executed and isinstance(decision.action, Reply):
                 reply = seen(decision.action)
                 after, t = self._advance(traj, reply, decision.reason), t + 1
-                after = replace(after, feedback=decision.feedback if decision.feedback else None)
+                if decision.feedback:  # (the commit of an executed reply keeps none)
+                    after = replace(after, feedback=decision.feedback)
             else:  # nothing admissible was executed: say the default text, commit nothing
                 reply = seen(Reply(texts["default"]))
                 after = replace(traj, observation=traj.observation.then(reply.message()))
-        extra: dict[str, Any] = {"reply": reply.to_dict()}
+        said = reply.to_dict()  # (read only: the record copies it, the saved state keeps it)
+        extra: dict[str, Any] = {"reply": said}
         if user is not None:
             extra["user"] = user
         if claims:
@@ -805,7 +807,7 @@ class GuardSession:
         if sup is not None and self.supervision is not None:
             extra.update(self.supervision.record(sup, decision if sup.acts else None))
         record = decision_record(decision, episode=self.id, t=t, extra=extra)
-        last = {"n": len(given), "fp": request, "key": key, "reply": reply.to_dict()}
+        last = {"n": len(given), "fp": request, "key": key, "reply": said}
         last |= {"kind": decision.kind.value, "t": t}
         try:
             if gate is not None and t > caught_up:  # streamed: committed once delivered

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from governor.files import json_loads
-from governor.guard.exchange import Message, Reply, ToolCall
+from governor.guard.exchange import History, Message, Reply, ToolCall
 from governor.guard.provenance import NOWHERE, SOURCES, Seen, Sources
 from governor.guard.spec.fields import At, mapping, names, number, text
 
@@ -192,14 +192,39 @@ class SeenProp:
 Proposition = ToolProp | SumProp | UserProp | ResultProp | SeenProp
 
 
+PLAIN_MEMO_LIMIT = 64
+"""Actions whose plain labels a vocabulary keeps (emptied when full): the candidates of the
+steps in flight, each judged by every rule."""
+
+
+def is_plain(p: Proposition) -> bool:
+    """Whether ``p`` reads only the action and the messages before it (not the running sums nor
+    the provenance index)."""
+    if isinstance(p, ToolProp):
+        return not any(c.kind in PROVENANCE_TESTS for c in p.where)
+    return isinstance(p, (UserProp, ResultProp))
+
+
 @dataclass(frozen=True)
 class Vocabulary:
     """The declared propositions, the tool groups and the trusted tools; :meth:`labels` is the
-    labelling function."""
+    labelling function.
+
+    The plain propositions (:func:`is_plain`) of an action after a conversation are the same for
+    every rule: a vocabulary :meth:`restricted` to a rule's atoms reads them from the one it was
+    restricted from (``whole``), which evaluates all of its own once per action and conversation
+    and keeps them (by identity: each entry holds the action and the messages, both immutable)."""
 
     props: tuple[Proposition, ...] = ()
     groups: Mapping[str, frozenset[str]] = field(default_factory=dict)
     trusted: frozenset[str] = frozenset()
+    whole: Vocabulary | None = field(default=None, compare=False, repr=False)
+    """The vocabulary this one was restricted from (None: none)."""
+    _memo: dict[tuple[int, int], tuple[Any, Any, frozenset[str] | None]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+    """The plain labels of recent actions, by the ids of the action and of the messages
+    before it (None: a proposition raised on it)."""
 
     @property
     def names(self) -> frozenset[str]:
@@ -210,10 +235,17 @@ class Vocabulary:
         """Whether a proposition reads the user's latest message (else it is not looked for)."""
         return any(isinstance(p, UserProp) for p in self.props)
 
+    @functools.cached_property
+    def _plain(self) -> tuple[tuple[Proposition, ...], frozenset[str], tuple[Proposition, ...]]:
+        """The plain propositions, their names, and the others (in declared order)."""
+        plain = tuple(p for p in self.props if is_plain(p))
+        others = tuple(p for p in self.props if not is_plain(p))
+        return plain, frozenset(p.name for p in plain), others
+
     def restricted(self, names: frozenset[str]) -> Vocabulary:
         """Only the propositions named (what one formula reads)."""
         props = tuple(p for p in self.props if p.name in names)
-        return Vocabulary(props, self.groups, self.trusted)
+        return Vocabulary(props, self.groups, self.trusted, self.whole or self)
 
     @functools.cached_property
     def text_labels_read_sums_only(self) -> bool:
@@ -243,25 +275,80 @@ class Vocabulary:
         action: Reply,
         before: Sequence[Message],
         seen: Seen | None = None,
+        *,
+        kept: bool = True,
     ) -> tuple[frozenset[str], dict[str, float], Seen | None]:
         """The propositions true at the position of ``action`` after the messages ``before``,
         the running sums and the provenance index after it (``sums`` and ``seen`` are left as
-        they were; ``seen`` None: start an index when these propositions read one)."""
-        out: set[str] = set()
+        they were; ``seen`` None: start an index when these propositions read one). Without
+        ``kept`` (an action and messages no other rule reads), the plain labels are not read
+        from, nor kept in, the vocabulary this one was restricted from."""
+        _, names, others = self._plain
+        whole = self.whole if kept else None
+        shared = None if whole is None else whole.plain_labels(action, before)
+        if shared is None:
+            return self._evaluated(self.props, set(), sums, action, before, seen)
+        if not others:  # (no sums, no index)
+            return shared & names, dict(sums), seen
+        return self._evaluated(others, set(shared & names), sums, action, before, seen)
+
+    def plain_labels(self, action: Reply, before: Sequence[Message]) -> frozenset[str] | None:
+        """The plain propositions (:func:`is_plain`) true at the position of ``action`` after
+        ``before``, kept for the next rule that asks; None when they cannot be kept (an action
+        or messages that could change) or when a proposition raised on them (each rule then
+        evaluates its own, and raises as it would alone)."""
+        key = (id(action), id(before))
+        hit = self._memo.get(key)
+        if hit is not None and hit[0] is action and hit[1] is before:
+            return hit[2]
+        if type(action) is not Reply or type(action.tool_calls) is not tuple:
+            return None
+        if type(before) is not tuple and type(before) is not History:
+            return None
+        try:
+            found: frozenset[str] | None = self._evaluated(
+                self._plain[0], set(), {}, action, before, None, indexed=False
+            )[0]
+        except Exception:
+            found = None
+        if len(self._memo) >= PLAIN_MEMO_LIMIT:
+            self._memo.clear()
+        self._memo[key] = (action, before, found)
+        return found
+
+    def _evaluated(
+        self,
+        props: Sequence[Proposition],
+        out: set[str],
+        sums: Mapping[str, float],
+        action: Reply,
+        before: Sequence[Message],
+        seen: Seen | None,
+        indexed: bool = True,
+    ) -> tuple[frozenset[str], dict[str, float], Seen | None]:
+        """:meth:`labels` with ``props`` evaluated (in order) and added to ``out``; without
+        ``indexed``, no provenance index is read (``props`` are plain)."""
         new = dict(sums)
         said = latest_user_text(before) if self.reads_user else None
-        sources = self.sources
+        sources = self.sources if indexed else None
         context: Provenance | None = None
         if sources is not None:
             seen = sources.extended(seen or Seen(), before)
             context = (sources, seen)
         results: list[tuple[str | None, str]] | None = None
-        for p in self.props:
-            if isinstance(p, UserProp):
+        calls = action.tool_calls
+        called: frozenset[str] | None = None  # the names of the tools called
+        for p in props:
+            if isinstance(p, ToolProp):
+                if p.where:
+                    if any(p.holds(c, context) for c in calls):
+                        out.add(p.name)
+                else:  # a call of any tool, or of one of its own
+                    called = frozenset(c.name for c in calls) if called is None else called
+                    if called if p.members is None else not p.members.isdisjoint(called):
+                        out.add(p.name)
+            elif isinstance(p, UserProp):
                 if said is not None and p.pattern.search(said[:MAX_MATCH_CHARS]):
-                    out.add(p.name)
-            elif isinstance(p, ToolProp):
-                if any(p.holds(c, context) for c in action.tool_calls):
                     out.add(p.name)
             elif isinstance(p, ResultProp):
                 results = latest_results(before) if results is None else results
@@ -272,7 +359,7 @@ class Vocabulary:
                     out.add(p.name)
             else:
                 total, unknown = new.get(p.name, 0.0), False
-                for c in action.tool_calls:
+                for c in calls:
                     if c.name == p.tool:
                         amount = as_number(lookup(c.args(), p.path))
                         if amount is None or amount < 0:
