@@ -220,10 +220,19 @@ def _tagger() -> Any:
 
 @memo(_CACHE)
 def tags(text: str) -> tuple[tuple[str, str], ...]:
-    """Penn Treebank part-of-speech tags from TextBlob's pattern tagger (no NLTK data)."""
+    """Penn Treebank part-of-speech tags from TextBlob's pattern tagger (no NLTK data): what
+    ``textblob.en.tag`` returns, read from its tokenizer and tagger directly rather than from
+    the slash-formatted string that ``tag`` builds and splits again (the same sentences, tokens
+    and tags: no token holds a space or a line break, no tag a ``/`` or an ``&``; a word keeps
+    what that round trip makes of it, ``&slash;`` read as ``/``)."""
     if not text.strip():
         return ()
-    return tuple((w, t) for w, t in _tagger().tag(text))
+    parser = _tagger().parser
+    return tuple(
+        (word if "&" not in word else word.replace("/", "&slash;").replace("&slash;", "/"), tag)
+        for sentence in parser.find_tokens(text)
+        for word, tag in parser.find_tags(sentence.split(" "))
+    )
 
 
 @lru_cache(maxsize=1)
