@@ -125,3 +125,32 @@ def test_no_tag_of_the_tagger_holds_a_separator_of_its_tagged_string() -> None:
     found = set(parser.lexicon.values()) | set(parser.default)
     assert len(found) > 30
     assert not [t for t in found if any(c in t for c in "/& \n")]
+
+
+SENTIMENTS = (
+    "Oh nice, that sounds like a lovely weekend! What did you enjoy most about it?",
+    "I do NOT like this at all, it is GREAT but awful!!! Really??",
+    "It was kind of good, sort of bad, not bad at all, never so happy, without doubt great.",
+    "No good, no love or hate, at least not terrible, very least ok, least happy.",
+    "That's the bomb, yeah right, to die for, the shit; kiss of death, bus stop, bad ass.",
+    "I can't say it isn't nice. He won't. She wouldn't hate it. Hardly fine, barely okay.",
+    "I love it 😀❤️ so much 😢 — café naïve  日本語 :) :( <3",
+    "but but but good bad but nice",
+    "EXTREMELY HAPPY and extremely happy and Extremely SAD",
+    "?!?!",
+    "   ",
+    "",
+)
+
+
+def test_the_compound_score_is_what_vader_polarity_scores_returns() -> None:
+    from governor.overlays.features.sentiment import vader_compound
+    from governor.overlays.features.text import _vader
+
+    analyzer = _vader()
+    assert not [e for e in analyzer.emojis if e.isascii()]  # an ASCII text has no emoji
+    words = [w for t in SENTIMENTS for w in t.split()]
+    texts = [*SENTIMENTS, *(" ".join(words[i : i + 7]) for i in range(len(words)))]
+    for text in texts:
+        expected = analyzer.polarity_scores(text)["compound"]
+        assert repr(vader_compound(analyzer, text)) == repr(expected), text

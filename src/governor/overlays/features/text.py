@@ -1,7 +1,8 @@
 """Text analysis shared by the features: words, sentences, tags, word rarity, sentiment.
 
 Everything here works offline from data shipped inside the packages: TextBlob's pattern tagger
-(its lexicon files, no NLTK data), ``wordfreq``'s frequency lists and VADER's lexicon. The models
+(its lexicon files, no NLTK data), ``wordfreq``'s frequency lists and VADER's lexicon (its
+compound score computed by :mod:`.sentiment`). The models
 load lazily on first use and results are memoised per text (bounded caches of pure functions,
 :func:`memo`): a text longer than :data:`MEMO_CHARS` characters is analysed afresh on each call
 rather than kept, so that no hostile text pins memory, and each cache holds a bounded number of
@@ -23,6 +24,8 @@ import warnings
 from collections.abc import Callable
 from functools import lru_cache, wraps
 from typing import Any, ParamSpec, TypeVar
+
+from governor.overlays.features.sentiment import vader_compound
 
 # Han ideographs, kana and their marks: written without spaces, so each character counts as a word
 # (Chinese words average 1.5 characters; one per character is the usual counting convention).
@@ -273,7 +276,7 @@ def compound(text: str) -> float:
 
 @memo(_CACHE)
 def _compound(text: str) -> float:
-    return float(_vader().polarity_scores(text)["compound"]) if text.strip() else 0.0
+    return float(vader_compound(_vader(), text)) if text.strip() else 0.0
 
 
 def warm_up() -> None:
