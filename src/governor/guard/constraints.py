@@ -345,12 +345,15 @@ class TextOverlayConstraint(OverlayConstraint):
         self.pure = overlay.resources.embed is None  # an embedding is a model call
 
     def check(self, traj: Trajectory, action: Any) -> Verdict:
-        reply = action if isinstance(action, Reply) else Reply(str(action))
-        if reply.is_tool_call and not (reply.content or "").strip():
-            return Verdict.allow(self.name)
+        if isinstance(action, Reply):
+            text = action.content or ""
+            if action.tool_calls and not text.strip():
+                return Verdict.allow(self.name)
+        else:
+            text = str(action)
         if not self.checks.runs("assistant", self.name, "overlays"):
             return Verdict.allow(self.name)
-        return self.overlay.evaluate(self.dialogue(traj), reply.content or "")
+        return self.overlay.judge(self.dialogue(traj), text)
 
 
 def _overlay_judgement(overlay: Overlay) -> PrefixJudgement:

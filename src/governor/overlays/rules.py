@@ -102,9 +102,10 @@ class Bounds:
 
     def margin(self, value: float) -> float | None:
         """Signed distance to the nearest bound (negative outside)."""
-        sides = [value - self.min] if self.min is not None else []
-        sides += [self.max - value] if self.max is not None else []
-        return min(sides) if sides else None
+        low, high = self.min, self.max
+        if low is None:
+            return None if high is None else high - value
+        return value - low if high is None else min(value - low, high - value)
 
     def widen(self, other: Bounds) -> Bounds:
         """The union: the lower of the minima and the higher of the maxima."""
@@ -195,6 +196,11 @@ class Overlay:
 
     def evaluate(self, context: Any, candidate: Any) -> Verdict:
         """Judge ``candidate`` after ``context`` (turns, or a trajectory)."""
+        return self.judge(as_dialogue(context), candidate)
+
+    def judge(self, ctx: Dialogue, candidate: Any) -> Verdict:
+        """:meth:`evaluate` after a dialogue already read (the tuple of :class:`Turn` that
+        :func:`as_dialogue` returns), as a constraint that reads it once per check passes it."""
         if not isinstance(candidate, str) or not candidate or candidate.isspace():
             found = "empty" if isinstance(candidate, str) else type(candidate).__name__
             return Verdict.reject(
@@ -206,7 +212,6 @@ class Overlay:
             return Verdict.reject(
                 self.name, self.epsilon + 1.0, f"expected {wanted}, found {found}"
             )
-        ctx = as_dialogue(context)
         if self.kind == "permissive":
             on = self._active(ctx, candidate)
             note = f"{self.target} widened ({self.condition})" if on else ""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Literal, Protocol
 
@@ -42,6 +43,12 @@ class ToneWeights:
     def weight(self, i: int) -> float:
         """w_i, the weight of the i-th sentence (0-based)."""
         return self.sentences[min(i, len(self.sentences) - 1)]
+
+    @cached_property
+    def bits(self) -> tuple[str, tuple[str, ...]]:
+        """The weights' exact bits (``float.hex`` of the whole's and of each sentence's), a cache
+        key that tells 0.0 from -0.0 (equal weights, not the same ones); read once per weights."""
+        return float(self.whole).hex(), tuple(float(w).hex() for w in self.sentences)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """Text analysis shared by the features: words, sentences, tags, word rarity, sentiment.
 
 Everything here works offline from data shipped inside the packages: TextBlob's pattern tagger
-(its lexicon files, no NLTK data), ``wordfreq``'s frequency lists and VADER's lexicon. The models
+(its lexicon files, no NLTK data), ``wordfreq``'s frequency lists and VADER's lexicon (its
+compound score computed by :mod:`.sentiment`). The models
 load lazily on first use and results are memoised per text (bounded caches of pure functions,
 :func:`memo`): a text longer than :data:`MEMO_CHARS` characters is analysed afresh on each call
 rather than kept, so that no hostile text pins memory, and each cache holds a bounded number of
@@ -23,6 +24,8 @@ import warnings
 from collections.abc import Callable
 from functools import lru_cache, wraps
 from typing import Any, ParamSpec, TypeVar
+
+from governor.overlays.features.sentiment import vader_compound
 
 # Han ideographs, kana and their marks: written without spaces, so each character counts as a word
 # (Chinese words average 1.5 characters; one per character is the usual counting convention).
@@ -220,10 +223,19 @@ def _tagger() -> Any:
 
 @memo(_CACHE)
 def tags(text: str) -> tuple[tuple[str, str], ...]:
-    """Penn Treebank part-of-speech tags from TextBlob's pattern tagger (no NLTK data)."""
+    """Penn Treebank part-of-speech tags from TextBlob's pattern tagger (no NLTK data): what
+    ``textblob.en.tag`` returns, read from its tokenizer and tagger directly rather than from
+    the slash-formatted string that ``tag`` builds and splits again (the same sentences, tokens
+    and tags: no token holds a space or a line break, no tag a ``/`` or an ``&``; a word keeps
+    what that round trip makes of it, ``&slash;`` read as ``/``)."""
     if not text.strip():
         return ()
-    return tuple((w, t) for w, t in _tagger().tag(text))
+    parser = _tagger().parser
+    return tuple(
+        (word if "&" not in word else word.replace("/", "&slash;").replace("&slash;", "/"), tag)
+        for sentence in parser.find_tokens(text)
+        for word, tag in parser.find_tags(sentence.split(" "))
+    )
 
 
 @lru_cache(maxsize=1)
@@ -264,7 +276,7 @@ def compound(text: str) -> float:
 
 @memo(_CACHE)
 def _compound(text: str) -> float:
-    return float(_vader().polarity_scores(text)["compound"]) if text.strip() else 0.0
+    return float(vader_compound(_vader(), text)) if text.strip() else 0.0
 
 
 def warm_up() -> None:

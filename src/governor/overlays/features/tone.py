@@ -48,7 +48,7 @@ def tone_terms(text: str, positions: int) -> np.ndarray:
 def combine(text: str, weights: ToneWeights) -> float:
     """C = H*w_H + mean_i(s_i*w_i), clipped to [-1, 1]."""
     # Keyed by the weights' exact bits (0.0 and -0.0 are equal keys but not the same weight).
-    whole, parts = float(weights.whole).hex(), tuple(float(w).hex() for w in weights.sentences)
+    whole, parts = weights.bits
     return _combine(text, whole, parts)
 
 
