@@ -157,7 +157,14 @@ def test_the_stub_replies_differ_and_each_is_a_reply_the_bench_policies_admit() 
     assert len({reply_text(k) for k in range(4096)}) == 4096
     body = _completion({"n": 2}, 7)
     texts = [c["message"]["content"] for c in body["choices"]]
-    assert texts == [reply_text(28), reply_text(29)]
+    assert texts == [reply_text(14), reply_text(15)]
+    for n, calls in ((1, 4096), (2, 2048), (3, 1365)):  # the calls of a cell ask the same n
+        seen = [
+            c["message"]["content"]
+            for k in range(calls)
+            for c in _completion({"n": n}, k)["choices"]
+        ]
+        assert len(set(seen)) == len(seen) == n * calls, n
     guard = Guard(bench_policy("both", "http://127.0.0.1:9/v1"), ScriptedBackend(["unused"]))
 
     async def refused() -> list[str]:

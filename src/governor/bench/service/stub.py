@@ -22,7 +22,9 @@ from governor.bench.service.workload import TEXT_REPLY, reply_text
 
 def _completion(body: dict[str, Any], k: int = 0) -> dict[str, Any]:
     """The answer to the ``k``-th call: a tool call to ``search`` when tools are offered, else a
-    small-talk text, a different one for each call and choice (:func:`reply_text`)."""
+    small-talk text, a different one for each call and choice (:func:`reply_text`: the ``n``
+    choices of call ``k`` are texts ``k*n`` to ``k*n + n - 1``, so that, ``n`` being the same
+    in a bench cell, no text repeats within 4,096 texts)."""
     n = body.get("n") or 1
     if body.get("tools"):
         call = {
@@ -37,7 +39,7 @@ def _completion(body: dict[str, Any], k: int = 0) -> dict[str, Any]:
         choices = [
             {
                 "index": i,
-                "message": {"role": "assistant", "content": reply_text(k * 4 + i)},
+                "message": {"role": "assistant", "content": reply_text(k * n + i)},
                 "finish_reason": "stop",
             }
             for i in range(n)
