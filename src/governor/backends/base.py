@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -156,10 +156,10 @@ class Backend(ABC):
             tools=tools,
         )
         with llm_call_running():
-            result, seconds = self._counted(lambda: self._chat(request))
-            result = replace(result, usage=replace(result.usage, seconds=seconds))
-            record_llm_call(result.usage)
-        return result
+            result, seconds = self._counted(self._chat, request)
+            usage = result.usage.timed(seconds)
+            record_llm_call(usage)
+        return ChatResult(result.completions, usage, result.model)
 
     def chat_request(
         self,
@@ -220,19 +220,20 @@ class Backend(ABC):
         if not items or not all(isinstance(t, str) for t in items):
             raise ConfigError(f"texts: {expected('a non-empty sequence of strings', texts)}")
         with llm_call_running():
-            (vectors, usage), seconds = self._counted(lambda: self._embed(items))
-            record_llm_call(replace(usage, seconds=seconds))
+            (vectors, usage), seconds = self._counted(self._embed, items)
+            record_llm_call(usage.timed(seconds))
         if vectors.ndim != 2 or vectors.shape[0] != len(items):
             raise BackendError(
                 f"{self.name}: {expected(f'{len(items)} embedding rows', tuple(vectors.shape))}"
             )
         return vectors
 
-    def _counted(self, call: Callable[[], T]) -> tuple[T, float]:
-        """``call()`` and its seconds; a failure is recorded here (as the requests it made)."""
+    def _counted(self, call: Callable[..., T], *args: Any) -> tuple[T, float]:
+        """``call(*args)`` and its seconds; a failure is recorded here (as the requests it
+        made)."""
         start = time.perf_counter()
         try:
-            return call(), time.perf_counter() - start
+            return call(*args), time.perf_counter() - start
         except BackendError as exc:
             calls = getattr(exc, "requests", 1)
             record_llm_call(Usage(calls=calls, seconds=time.perf_counter() - start, failed=1))
