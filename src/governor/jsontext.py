@@ -9,7 +9,7 @@ writes some of those where the standard library refuses them (NaN as ``null``, d
 datetimes, UUIDs, enums), so its text is kept only when it reads back equal to the value (one C
 parse and one C comparison); any other value (a refused one, a tuple, a non-string key, an
 integer past 64 bits, nesting orjson does not take) is written by the standard library, which
-raises or gives the text. :func:`read_json` reads JSON text as ``json.loads`` does, with orjson
+raises or gives the text (:func:`exact_bytes`: orjson's text, or None). :func:`read_json` reads JSON text as ``json.loads`` does, with orjson
 where it reads the same value. :func:`digest_text` is a stable text for hashing any value.
 Imports the standard library only.
 """
@@ -61,6 +61,13 @@ def compact_bytes(value: Any) -> bytes:
         if out is not None:
             return out
     return _COMPACT.encode(value).encode("utf-8")
+
+
+def exact_bytes(value: Any) -> bytes | None:
+    """:func:`compact_bytes` of ``value`` when orjson writes it and it reads back equal (the
+    text holds exactly the value, nothing written as something else); None otherwise, or
+    without orjson."""
+    return _fast(value, _PASS) if orjson is not None else None
 
 
 def is_json(value: Any) -> bool:

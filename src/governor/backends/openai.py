@@ -68,6 +68,13 @@ from governor.on_loop import available as on_loop_available
 from governor.on_loop import await_here, on_loop, sleep
 from governor.usage import Usage
 
+try:  # the [serve] extra's fast JSON writer
+    import orjson
+except ImportError:  # pragma: no cover - orjson is part of the [serve] extra
+    orjson = None  # type: ignore[assignment]
+else:
+    _PASSTHROUGH = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -166,29 +173,13 @@ class OpenAIBackend(Backend):
             )
 
     def _chat(self, request: ChatRequest) -> ChatResult:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": [m.to_dict() for m in request.messages],
-            "n": request.n,
-            "temperature": request.temperature,
-            "max_tokens": request.max_tokens,
-        }
-        if request.stop:
-            body["stop"] = list(request.stop)
-        if request.tools:
-            body["tools"] = [dict(t) for t in request.tools]
-        if request.logprobs:
-            body["logprobs"] = True
-            if request.top_logprobs:
-                body["top_logprobs"] = request.top_logprobs
         parse = partial(completions, unexpected=self._unexpected)
         deadline = time.monotonic() + (self.config.deadline_s or self.config.timeout_s)
-        payload = compact_bytes(body)
+        payload = self._payload(request, request.n)
         (choices, data), requests = self._post("/chat/completions", payload, parse, deadline)
         prompt, completion = token_counts(data)
         while len(choices) < request.n:  # each answer has at least one choice: at most n rounds
-            body["n"] = request.n - len(choices)
-            payload = compact_bytes(body)
+            payload = self._payload(request, request.n - len(choices))
             try:
                 (more, extra), sent = self._post("/chat/completions", payload, parse, deadline)
             except BackendError as exc:
@@ -200,6 +191,39 @@ class OpenAIBackend(Backend):
             prompt, completion = prompt + more_prompt, completion + more_completion
         usage = Usage(calls=requests, prompt_tokens=prompt, completion_tokens=completion)
         return ChatResult(choices[: request.n], usage, str(data.get("model") or self.model))
+
+    def _payload(self, request: ChatRequest, n: int) -> bytes:
+        """The JSON body asking for ``n`` completions of ``request``: the text
+        :func:`~governor.jsontext.compact_bytes` writes for it. Its messages hold only strings
+        and None (:meth:`Message.to_dict`), its numbers are checked to be in range (so finite),
+        and its tools were written once already, exactly (``tools_json``): orjson writes such a
+        body as it is, the tools' text spliced in, without reading it back. A body with stop
+        words, tools without that text, or a value orjson refuses (a number of another type)
+        is written by compact_bytes, which checks its text."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [m.to_dict() for m in request.messages],
+            "n": n,
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+        }
+        if request.stop:
+            body["stop"] = list(request.stop)
+        if request.tools:
+            body["tools"] = [dict(t) for t in request.tools]
+        if request.logprobs:
+            body["logprobs"] = True
+            if request.top_logprobs:
+                body["top_logprobs"] = request.top_logprobs
+        if orjson is not None and request.tools_json is not None and not request.stop:
+            if request.tools:
+                body["tools"] = orjson.Fragment(request.tools_json)
+            try:
+                return orjson.dumps(body, option=_PASSTHROUGH)
+            except TypeError:  # refused: the checked path, which raises what json.dumps raises
+                if request.tools:
+                    body["tools"] = [dict(t) for t in request.tools]
+        return compact_bytes(body)
 
     def stream_chat(
         self,
