@@ -128,7 +128,7 @@ def _tools(
             f"{backend.name}: tools: expected none (this backend has no tool calling),"
             f" found {len(given)}"
         )
-    if all(type(tool) is dict for tool in given):  # the usual case: objects read from JSON
+    if set(map(type, given)) == {dict}:  # the usual case: objects read from JSON
         text = exact_bytes(list(given))  # every schema at once, written as it will be sent
         if text is not None:
             return given, text
