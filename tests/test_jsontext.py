@@ -149,3 +149,30 @@ def test_a_store_refuses_a_state_that_is_not_json(writer: str, bad: Any) -> None
     with pytest.raises(StoreError, match="expected JSON-safe state"):
         store.save("s", {"t": 1}, {"latency": bad})
     assert store.load("s") is None
+
+
+READ_AS_THE_STANDARD_LIBRARY = [
+    b'{"usage": {"prompt_tokens": 20, "completion_tokens": 16}, "model": "m"}',
+    b'{"n": 123456789012345678901234567890}',  # past 64 bits: an int, never a float
+    b"[-9223372036854775809, 18446744073709551615, 9223372036854775807]",
+    b'{"a": 1, "b": 2, "a": 3}',  # a repeated key: the last value, the first place
+    b"[NaN, Infinity, -Infinity, 1e400]",  # orjson refuses these; json.loads reads them
+    b'"\\ud800"',  # a lone surrogate escape
+    b"\xef\xbb\xbf{}",  # a byte order mark
+    b'{"x": -0.0, "y": 0.1e1, "z": "\\u00e9\\n"}',
+    b"[" * 900 + b"1" + b"]" * 900,  # deeper than orjson reads, within json.loads' reach
+]
+
+
+@pytest.mark.parametrize("raw", READ_AS_THE_STANDARD_LIBRARY)
+def test_read_json_reads_what_json_loads_reads(writer: str, raw: bytes) -> None:
+    got, want = jt.read_json(raw), json.loads(raw)
+    assert repr(got) == repr(want)  # the same values of the same types (nan included)
+
+
+@pytest.mark.parametrize(
+    "raw", [b"", b"{", b'{"a": 1} x', b'"\t"', b"\xff", b"[01]", b"[" * 100_000, b"{'a': 1}"]
+)
+def test_read_json_refuses_what_json_loads_refuses(writer: str, raw: bytes) -> None:
+    with pytest.raises(ValueError):
+        jt.read_json(raw)

@@ -9,13 +9,15 @@ writes some of those where the standard library refuses them (NaN as ``null``, d
 datetimes, UUIDs, enums), so its text is kept only when it reads back equal to the value (one C
 parse and one C comparison); any other value (a refused one, a tuple, a non-string key, an
 integer past 64 bits, nesting orjson does not take) is written by the standard library, which
-raises or gives the text. :func:`digest_text` is a stable text for hashing any value. Imports
-the standard library only.
+raises or gives the text (:func:`exact_bytes`: orjson's text, or None). :func:`read_json` reads JSON text as ``json.loads`` does, with orjson
+where it reads the same value. :func:`digest_text` is a stable text for hashing any value.
+Imports the standard library only.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 try:  # the [serve] extra's fast JSON; the standard library's writer otherwise
@@ -61,6 +63,13 @@ def compact_bytes(value: Any) -> bytes:
     return _COMPACT.encode(value).encode("utf-8")
 
 
+def exact_bytes(value: Any) -> bytes | None:
+    """:func:`compact_bytes` of ``value`` when orjson writes it and it reads back equal (the
+    text holds exactly the value, nothing written as something else); None otherwise, or
+    without orjson."""
+    return _fast(value, _PASS) if orjson is not None else None
+
+
 def is_json(value: Any) -> bool:
     """Whether ``json.dumps(value)`` writes ``value`` (NaN and infinities allowed, as there)."""
     if orjson is not None and _fast(value, _PASS) is not None:
@@ -70,6 +79,30 @@ def is_json(value: Any) -> bool:
     except (TypeError, ValueError, RecursionError):
         return False
     return True
+
+
+_LONG_DIGITS = re.compile(rb"[0-9]{19}").search
+"""A run of digits as long as an integer orjson may read past 64 bits (as a float, where the
+standard library reads an ``int``)."""
+
+
+def read_json(raw: bytes) -> Any:
+    """The value ``json.loads(raw)`` reads, nesting too deep a :class:`json.JSONDecodeError`
+    like any other malformed text. orjson reads it when it can and no run of 19 digits is in
+    ``raw`` (so no integer past 64 bits, which orjson would read as a float): then both read the
+    same value. What orjson refuses (``NaN``, infinities, a lone surrogate escape, a byte order
+    mark, nesting past 1,024 levels) goes to the standard library, which reads or refuses it as
+    ever. (Nesting is the one bound that differs: orjson reads up to 1,024 levels, the standard
+    library as deep as the caller's stack leaves it, under 1,000.)"""
+    if orjson is not None and not _LONG_DIGITS(raw):
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", "", 0) from None
 
 
 def digest_text(value: Any) -> bytes:

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 
@@ -46,14 +44,34 @@ class Usage:
     def tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
+    def timed(self, seconds: float) -> Usage:
+        """This usage, its ``seconds`` set to ``seconds``."""
+        return Usage(
+            self.calls,
+            self.prompt_tokens,
+            self.completion_tokens,
+            seconds,
+            self.failed,
+            self.abandoned,
+        )
+
 
 class UsageMeter:
-    """A thread-safe running total of the LLM calls recorded while it is active."""
+    """A thread-safe running total of the LLM calls recorded while it is active: inside the
+    ``with`` block it opens (see :func:`metered`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._total = Usage()
         self._running = 0
+        self._tokens: list[contextvars.Token[tuple[UsageMeter, ...]]] = []
+
+    def __enter__(self) -> UsageMeter:
+        self._tokens.append(_ACTIVE_METERS.set((*_ACTIVE_METERS.get(), self)))
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        _ACTIVE_METERS.reset(self._tokens.pop())
 
     def add(self, usage: Usage, finished: bool = False) -> None:
         """Count ``usage``; ``finished``: it is the record of a call counted as running."""
@@ -86,15 +104,10 @@ _ACTIVE_METERS: contextvars.ContextVar[tuple[UsageMeter, ...]] = contextvars.Con
 )
 
 
-@contextmanager
-def metered() -> Iterator[UsageMeter]:
-    """Count every LLM call made inside the block (nested meters all see the call)."""
-    meter = UsageMeter()
-    token = _ACTIVE_METERS.set((*_ACTIVE_METERS.get(), meter))
-    try:
-        yield meter
-    finally:
-        _ACTIVE_METERS.reset(token)
+def metered() -> UsageMeter:
+    """A new meter: ``with metered() as meter`` counts every LLM call made inside the block
+    (nested meters all see the call)."""
+    return UsageMeter()
 
 
 _RUNNING: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVar(
@@ -102,22 +115,33 @@ _RUNNING: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVar(
 )
 
 
-@contextmanager
-def llm_call_running() -> Iterator[None]:
-    """Mark one model call as running in every active meter until it is recorded by
-    :func:`record_llm_call` inside the block (or the block ends without a record)."""
-    meters = _ACTIVE_METERS.get()
-    for meter in meters:
-        meter.started()
-    pending = [True]
-    token = _RUNNING.set(pending)
-    try:
-        yield
-    finally:
-        _RUNNING.reset(token)
-        if pending[0]:
-            for meter in meters:
+class _CallRunning:
+    """The block of :func:`llm_call_running`."""
+
+    __slots__ = ("meters", "pending", "token")
+    meters: tuple[UsageMeter, ...]
+    pending: list[bool]
+    token: contextvars.Token[list[bool] | None]
+
+    def __enter__(self) -> None:
+        meters = self.meters = _ACTIVE_METERS.get()
+        for meter in meters:
+            meter.started()
+        self.pending = [True]
+        self.token = _RUNNING.set(self.pending)
+
+    def __exit__(self, *exc_info: object) -> None:
+        _RUNNING.reset(self.token)
+        if self.pending[0]:
+            for meter in self.meters:
                 meter.ended()
+
+
+def llm_call_running() -> _CallRunning:
+    """``with llm_call_running():`` marks one model call as running in every active meter until
+    it is recorded by :func:`record_llm_call` inside the block (or the block ends without a
+    record)."""
+    return _CallRunning()
 
 
 def record_llm_call(usage: Usage) -> None:

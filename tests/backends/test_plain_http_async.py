@@ -19,6 +19,7 @@ import pytest
 
 from governor.backends import plain_http
 from governor.backends.plain_http import (
+    KEPT_STARTS,
     AsyncPlainHttp,
     PlainBadAnswer,
     PlainHttp,
@@ -605,3 +606,20 @@ def test_the_bound_after_the_head_holds_however_the_bytes_arrive() -> None:
     failure, content = asyncio.run(main())
     assert isinstance(failure, PlainBadAnswer) and "after the answer's head" in str(failure)
     assert content == body
+
+
+def test_request_lines_kept_written_are_the_checked_ones_and_bounded() -> None:
+    client = AsyncPlainHttp("http://127.0.0.1:9/v1", {})
+    paths = [f"/p{i}" for i in range(3 * KEPT_STARTS)]
+    for _ in range(2):  # written, then (for the first KEPT_STARTS) kept
+        for path in paths:
+            sent = client.request_bytes("POST", path, b"{}")
+            assert sent.startswith(f"POST /v1{path} HTTP/1.1\r\nHost: 127.0.0.1:9\r\n".encode())
+            assert sent == AsyncPlainHttp("http://127.0.0.1:9/v1", {}).request_bytes(
+                "POST", path, b"{}"
+            )
+    assert len(client._starts) == KEPT_STARTS
+    with pytest.raises(http.client.InvalidURL, match="control characters"):
+        client.request_bytes("POST", "/p0 HTTP/1.1\r\nX: y", b"{}")
+    with pytest.raises(ValueError, match="method without control characters"):
+        client.request_bytes("POST\r\n", "/p0", b"{}")

@@ -5,18 +5,22 @@ refused by a backend without tool calling; every call counted once."""
 from __future__ import annotations
 
 import datetime
+import decimal
 import enum
 import json
 import uuid
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 import pytest
 from fake_openai_server import FakeOpenAIServer, Reply
 
 from governor.backends import Message, OpenAIBackend, ScriptedBackend
 from governor.backends.base import MAX_ARGUMENTS_CHARS, Completion, ToolCall
-from governor.errors import BackendResponseError, ConfigError
+from governor.config import BackendConfig
+from governor.errors import BackendError, BackendResponseError, ConfigError
+from governor.jsontext import compact_bytes
 from governor.usage import metered
 
 MakeBackend = Callable[..., OpenAIBackend]
@@ -170,3 +174,70 @@ def test_tool_call_arguments_are_read_within_a_stated_bound() -> None:
     assert short.arguments == '{"b": 1}' and short.id.startswith("call_")
     assert short == ToolCall.from_dict({"name": "x", "arguments": {"b": 1}}, "call", 2)
     assert ToolCall.from_dict(short.to_dict(), "call") == short
+
+
+def _sent_bodies(*requests: dict[str, Any]) -> list[bytes]:
+    """The bytes OpenAIBackend posts for each ``chat`` request (answered with one tool call)."""
+    sent: list[bytes] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        sent.append(request.content)
+        message = {"content": None, "tool_calls": [READ.to_dict()]}
+        return httpx.Response(200, json={"choices": [{"index": 0, "message": message}]})
+
+    config = BackendConfig("http://m.invalid/v1", "m", max_retries=0)
+    with OpenAIBackend(config, transport=httpx.MockTransport(handle)) as backend:
+        for request in requests:
+            backend.chat(**request)
+    return sent
+
+
+def test_the_body_is_the_text_compact_bytes_writes_tools_and_all() -> None:
+    calls = (ToolCall("c1", "read_secret", '{"key": "é\\u0000"}'),)
+    talk = [
+        Message("system", "be brief ✓"),
+        Message("assistant", "", calls),
+        Message("tool", "ok", tool_call_id="c1"),
+        Message("user", 'say "hi"\n'),
+    ]
+    tools = [*TOOLS, {"type": "function", "function": {"name": "x", "parameters": {"n": 1.5}}}]
+    asks: list[dict[str, Any]] = [
+        {"messages": talk, "tools": tools, "temperature": 0.7, "max_tokens": 9},
+        {"messages": talk, "tools": tools, "logprobs": True, "top_logprobs": 2},
+        {"messages": talk, "tools": tools, "stop": ["\n"], "n": 1},
+        {"messages": "hi", "tools": [{"big": 2**70}], "temperature": 1},  # past orjson's 64 bits
+        {"messages": "hi"},
+    ]
+    for ask, sent in zip(asks, _sent_bodies(*asks), strict=True):
+        want: dict[str, Any] = {
+            "model": "m",
+            "messages": [m.to_dict() for m in as_list(ask["messages"])],
+            "n": ask.get("n", 1),
+            "temperature": ask.get("temperature", 0.0),
+            "max_tokens": ask.get("max_tokens", 256),
+        }
+        if "stop" in ask:
+            want["stop"] = ask["stop"]
+        if "tools" in ask:
+            want["tools"] = ask["tools"]
+        if ask.get("logprobs"):
+            want |= {"logprobs": True, "top_logprobs": ask["top_logprobs"]}
+        assert sent == compact_bytes(want)  # the same text, keys in the same order
+
+
+def as_list(messages: Any) -> list[Message]:
+    return [Message("user", messages)] if isinstance(messages, str) else list(messages)
+
+
+@pytest.mark.parametrize(
+    "ask",
+    [
+        {"messages": "hi", "tools": [{"default": float("nan")}]},  # JSON to json.dumps only
+        {"messages": "hi", "tools": [{"x": 1}], "temperature": decimal.Decimal(1)},
+        {"messages": "hi \ud800", "tools": [{"x": 1}]},  # a lone surrogate: no UTF-8 for it
+    ],
+)
+def test_a_body_that_is_not_strict_json_is_a_counted_failed_call(ask: dict[str, Any]) -> None:
+    with metered() as meter, pytest.raises(BackendError, match="Error: "):
+        _sent_bodies(ask)
+    assert (meter.total.calls, meter.total.failed) == (1, 1)

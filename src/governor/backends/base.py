@@ -17,14 +17,14 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
 
 from governor.backends.messages import MAX_ARGUMENTS_CHARS, ROLES, Message, Role, ToolCall
 from governor.errors import BackendError, ConfigError, expected
-from governor.jsontext import is_json
+from governor.jsontext import exact_bytes, is_json
 from governor.usage import Usage, llm_call_running, record_llm_call
 
 __all__ = [
@@ -80,6 +80,9 @@ class ChatRequest:
     top_logprobs: int
     stop: tuple[str, ...]
     tools: tuple[Mapping[str, Any], ...] = ()  # JSON-safe tool schemas, as given
+    tools_json: bytes | None = field(default=None, compare=False, repr=False)
+    """``tools`` as the compact JSON text :func:`~governor.jsontext.compact_bytes` writes, when
+    it holds them exactly (:func:`~governor.jsontext.exact_bytes`); None otherwise."""
 
 
 @dataclass(frozen=True)
@@ -110,18 +113,31 @@ def as_tools(
     tools: Sequence[Mapping[str, Any]] | None, backend: Backend
 ) -> tuple[Mapping[str, Any], ...]:
     """The tool schemas of a request: JSON-safe objects, for a backend that supports tools."""
+    return _tools(tools, backend)[0]
+
+
+def _tools(
+    tools: Sequence[Mapping[str, Any]] | None, backend: Backend
+) -> tuple[tuple[Mapping[str, Any], ...], bytes | None]:
+    """:func:`as_tools`, and their JSON text when it holds them exactly (else None)."""
     given = tuple(tools or ())
-    if given and not backend.supports_tools:
+    if not given:
+        return given, b"[]"
+    if not backend.supports_tools:
         raise ConfigError(
             f"{backend.name}: tools: expected none (this backend has no tool calling),"
             f" found {len(given)}"
         )
-    if all(type(tool) is dict for tool in given) and is_json(list(given)):
-        return given  # every schema at once (the usual case: objects read from JSON)
+    if set(map(type, given)) == {dict}:  # the usual case: objects read from JSON
+        text = exact_bytes(list(given))  # every schema at once, written as it will be sent
+        if text is not None:
+            return given, text
+        if is_json(list(given)):
+            return given, None
     for i, tool in enumerate(given):
         if not (isinstance(tool, Mapping) and is_json(dict(tool))):
             raise ConfigError(f"tools[{i}]: {expected('a JSON-safe tool schema object', tool)}")
-    return given
+    return given, None
 
 
 class Backend(ABC):
@@ -156,10 +172,10 @@ class Backend(ABC):
             tools=tools,
         )
         with llm_call_running():
-            result, seconds = self._counted(lambda: self._chat(request))
-            result = replace(result, usage=replace(result.usage, seconds=seconds))
-            record_llm_call(result.usage)
-        return result
+            result, seconds = self._counted(self._chat, request)
+            usage = result.usage.timed(seconds)
+            record_llm_call(usage)
+        return ChatResult(result.completions, usage, result.model)
 
     def chat_request(
         self,
@@ -183,6 +199,7 @@ class Backend(ABC):
             raise ConfigError(f"max_tokens: {expected('an integer >= 1', max_tokens)}")
         if not 0 <= top_logprobs <= 20:
             raise ConfigError(f"top_logprobs: {expected('an integer in [0, 20]', top_logprobs)}")
+        given, text = _tools(tools, self)
         return ChatRequest(
             msgs,
             n,
@@ -191,7 +208,8 @@ class Backend(ABC):
             logprobs or top_logprobs > 0,
             top_logprobs,
             tuple(stop or ()),
-            as_tools(tools, self),
+            given,
+            text,
         )
 
     def stream_chat(
@@ -220,19 +238,20 @@ class Backend(ABC):
         if not items or not all(isinstance(t, str) for t in items):
             raise ConfigError(f"texts: {expected('a non-empty sequence of strings', texts)}")
         with llm_call_running():
-            (vectors, usage), seconds = self._counted(lambda: self._embed(items))
-            record_llm_call(replace(usage, seconds=seconds))
+            (vectors, usage), seconds = self._counted(self._embed, items)
+            record_llm_call(usage.timed(seconds))
         if vectors.ndim != 2 or vectors.shape[0] != len(items):
             raise BackendError(
                 f"{self.name}: {expected(f'{len(items)} embedding rows', tuple(vectors.shape))}"
             )
         return vectors
 
-    def _counted(self, call: Callable[[], T]) -> tuple[T, float]:
-        """``call()`` and its seconds; a failure is recorded here (as the requests it made)."""
+    def _counted(self, call: Callable[..., T], *args: Any) -> tuple[T, float]:
+        """``call(*args)`` and its seconds; a failure is recorded here (as the requests it
+        made)."""
         start = time.perf_counter()
         try:
-            return call(), time.perf_counter() - start
+            return call(*args), time.perf_counter() - start
         except BackendError as exc:
             calls = getattr(exc, "requests", 1)
             record_llm_call(Usage(calls=calls, seconds=time.perf_counter() - start, failed=1))

@@ -89,6 +89,11 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+_READER = json.JSONDecoder(object_pairs_hook=_no_duplicate_keys)
+"""``json.loads`` with :func:`_no_duplicate_keys`, built once (``json.loads`` builds a reader
+per call when given a hook)."""
+
+
 def parse_arguments(text: Any, where: str) -> dict[str, Any]:
     """The JSON object in ``text`` (at most :data:`MAX_ARGUMENTS_CHARS` characters), every
     object in it without a repeated key. The error says what kind of text was found, never the
@@ -99,7 +104,7 @@ def parse_arguments(text: Any, where: str) -> dict[str, Any]:
         most = f"at most {MAX_ARGUMENTS_CHARS:,} characters"
         raise ConfigError(f"{where}: arguments: {expected(most, f'{len(text):,} characters')}")
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+        value = _READER.decode(text)
     except DuplicateKeyError:
         raise ConfigError(
             f"{where}: arguments: expected one JSON object without repeated keys,"

@@ -63,17 +63,29 @@ from governor.errors import (
     ConfigError,
     expected,
 )
-from governor.files import json_loads
-from governor.jsontext import compact_bytes
+from governor.jsontext import compact_bytes, read_json
 from governor.on_loop import available as on_loop_available
 from governor.on_loop import await_here, on_loop, sleep
 from governor.usage import Usage
+
+try:  # the [serve] extra's fast JSON writer
+    import orjson
+except ImportError:  # pragma: no cover - orjson is part of the [serve] extra
+    orjson = None  # type: ignore[assignment]
+else:
+    _PASSTHROUGH = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 MAX_RETRY_AFTER_S = 10.0
 """The longest server-requested wait (Retry-After) that is honoured."""
+
+Answered = tuple[int, list[tuple[str, str]], bytes]
+"""An HTTP answer read whole: its status, its headers and its body."""
+
+_FRAMING = frozenset({"content-encoding", "content-length", "transfer-encoding"})
+"""Headers about how a body was sent, not about the body read (which is whole and decoded)."""
 
 
 class OpenAIBackend(Backend):
@@ -150,8 +162,9 @@ class OpenAIBackend(Backend):
 
     def check(self) -> None:
         """GET ``/models`` once: unreachable or a rejected key raises; any other answer passes."""
-        response = self._send("GET", "/models", None, time.monotonic() + self.config.timeout_s)
-        if response.status_code in (401, 403):
+        answer = self._send("GET", "/models", None, time.monotonic() + self.config.timeout_s)
+        if answer[0] in (401, 403):
+            response = _response(answer)
             problem = "the API key was rejected" if self.config.api_key else "an API key is needed"
             raise BackendHTTPError(
                 f"{self.name}: {problem} by {self.base_url} "
@@ -160,10 +173,37 @@ class OpenAIBackend(Backend):
             )
 
     def _chat(self, request: ChatRequest) -> ChatResult:
+        parse = partial(completions, unexpected=self._unexpected)
+        deadline = time.monotonic() + (self.config.deadline_s or self.config.timeout_s)
+        payload = self._payload(request, request.n)
+        (choices, data), requests = self._post("/chat/completions", payload, parse, deadline)
+        prompt, completion = token_counts(data)
+        while len(choices) < request.n:  # each answer has at least one choice: at most n rounds
+            payload = self._payload(request, request.n - len(choices))
+            try:
+                (more, extra), sent = self._post("/chat/completions", payload, parse, deadline)
+            except BackendError as exc:
+                exc.requests = requests + getattr(exc, "requests", 1)  # type: ignore[attr-defined]
+                raise
+            requests += sent
+            choices += more
+            more_prompt, more_completion = token_counts(extra)
+            prompt, completion = prompt + more_prompt, completion + more_completion
+        usage = Usage(calls=requests, prompt_tokens=prompt, completion_tokens=completion)
+        return ChatResult(choices[: request.n], usage, str(data.get("model") or self.model))
+
+    def _payload(self, request: ChatRequest, n: int) -> bytes:
+        """The JSON body asking for ``n`` completions of ``request``: the text
+        :func:`~governor.jsontext.compact_bytes` writes for it. Its messages hold only strings
+        and None (:meth:`Message.to_dict`), its numbers are checked to be in range (so finite),
+        and its tools were written once already, exactly (``tools_json``): orjson writes such a
+        body as it is, the tools' text spliced in, without reading it back. A body with stop
+        words, tools without that text, or a value orjson refuses (a number of another type)
+        is written by compact_bytes, which checks its text."""
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [m.to_dict() for m in request.messages],
-            "n": request.n,
+            "n": n,
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
         }
@@ -175,23 +215,15 @@ class OpenAIBackend(Backend):
             body["logprobs"] = True
             if request.top_logprobs:
                 body["top_logprobs"] = request.top_logprobs
-        parse = partial(completions, unexpected=self._unexpected)
-        deadline = time.monotonic() + (self.config.deadline_s or self.config.timeout_s)
-        (choices, data), requests = self._post("/chat/completions", body, parse, deadline)
-        prompt, completion = token_counts(data)
-        while len(choices) < request.n:  # each answer has at least one choice: at most n rounds
-            body["n"] = request.n - len(choices)
+        if orjson is not None and request.tools_json is not None and not request.stop:
+            if request.tools:
+                body["tools"] = orjson.Fragment(request.tools_json)
             try:
-                (more, extra), sent = self._post("/chat/completions", body, parse, deadline)
-            except BackendError as exc:
-                exc.requests = requests + getattr(exc, "requests", 1)  # type: ignore[attr-defined]
-                raise
-            requests += sent
-            choices += more
-            more_prompt, more_completion = token_counts(extra)
-            prompt, completion = prompt + more_prompt, completion + more_completion
-        usage = Usage(calls=requests, prompt_tokens=prompt, completion_tokens=completion)
-        return ChatResult(choices[: request.n], usage, str(data.get("model") or self.model))
+                return orjson.dumps(body, option=_PASSTHROUGH)
+            except TypeError:  # refused: the checked path, which raises what json.dumps raises
+                if request.tools:
+                    body["tools"] = [dict(t) for t in request.tools]
+        return compact_bytes(body)
 
     def stream_chat(
         self,
@@ -221,7 +253,7 @@ class OpenAIBackend(Backend):
     def _embed(self, texts: list[str]) -> tuple[np.ndarray, Usage]:
         body = {"model": self.model, "input": texts}
         parse = partial(embeddings, count=len(texts), unexpected=self._unexpected)
-        (vectors, data), requests = self._post("/embeddings", body, parse)
+        (vectors, data), requests = self._post("/embeddings", compact_bytes(body), parse)
         return vectors, Usage(calls=requests, prompt_tokens=token_counts(data)[0])
 
     # ------------------------------------------------------------------ HTTP, retries, errors
@@ -229,12 +261,12 @@ class OpenAIBackend(Backend):
     def _post(
         self,
         path: str,
-        body: dict[str, Any],
+        payload: bytes,
         parse: Callable[[dict[str, Any]], T],
         deadline: float | None = None,
     ) -> tuple[tuple[T, dict[str, Any]], int]:
-        """POST with bounded retries before ``deadline`` (default: the call's deadline from now):
-        (parsed answer, JSON object), and the requests made."""
+        """POST the JSON ``payload`` with bounded retries before ``deadline`` (default: the
+        call's deadline from now): (parsed answer, JSON object), and the requests made."""
         try:
             self.breaker.before()
         except BackendError as exc:
@@ -250,15 +282,16 @@ class OpenAIBackend(Backend):
             requests += 1
             retry_after: float | None = None
             try:
-                response = self._send("POST", path, body, deadline)
-                if response.status_code >= 400:
+                answered = self._send("POST", path, payload, deadline)
+                if answered[0] >= 400:
+                    response = _response(answered)
                     retry_after = _retry_after(response)
                     raise BackendHTTPError(
                         f"{self.name}: {self.base_url}{path} answered HTTP "
                         f"{response.status_code}{self.vendor_message(response)}",
                         response.status_code,
                     )
-                data = self._decode(response, path)
+                data = self._decode(answered, path)
                 answer = parse(data)
             except BackendError as exc:
                 exc.requests = requests  # type: ignore[attr-defined]
@@ -280,93 +313,71 @@ class OpenAIBackend(Backend):
             self.breaker.success()
             return (answer, data), requests
 
-    def _send(
-        self, method: str, path: str, body: dict[str, Any] | None, deadline: float
-    ) -> httpx.Response:
-        """One HTTP request answered before ``deadline``, its body read in full (bounded);
-        transport failures become BackendUnavailable or BackendTimeout."""
-        url = f"{self.base_url}{path}"
-        late = BackendTimeout(
-            f"{self.name}: no answer from {url} within {self.config.timeout_s:g} s"
-        )
+    def _send(self, method: str, path: str, payload: bytes | None, deadline: float) -> Answered:
+        """One HTTP request with the JSON ``payload`` (None: no body), answered before
+        ``deadline``, its body read in full (bounded): (status, headers, body); transport
+        failures become BackendUnavailable or BackendTimeout."""
         remaining = min(deadline - time.monotonic(), self.config.timeout_s)
         if remaining <= 0:
-            raise late
+            raise self._late(path)
         if self._plain is not None:
-            return self._send_plain(method, path, body, time.monotonic() + remaining, late)
+            return self._send_plain(method, path, payload, time.monotonic() + remaining)
+        url = f"{self.base_url}{path}"
+        headers = None if payload is None else {"Content-Type": "application/json"}
         try:
-            with self._client.stream(method, url, json=body, timeout=remaining) as response:
+            with self._client.stream(
+                method, url, content=payload, headers=headers, timeout=remaining
+            ) as response:
                 content = bytearray()
                 for chunk in response.iter_bytes():
                     content += chunk
                     if len(content) > MAX_RESPONSE_BYTES:
-                        raise BackendResponseError(
-                            f"{self.name}: {url}: "
-                            f"{expected(f'an answer of at most {MAX_RESPONSE_BYTES:,} bytes', 'more')}"
-                        )
+                        raise self._too_large(path)
                     if time.monotonic() > deadline:
-                        raise late
-                headers = [
-                    (k, v)
-                    for k, v in response.headers.multi_items()
-                    if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
-                ]
-                return httpx.Response(
-                    response.status_code,
-                    headers=headers,
-                    content=bytes(content),
-                    request=response.request,
-                )
+                        raise self._late(path)
+                return response.status_code, response.headers.multi_items(), bytes(content)
         except httpx.TimeoutException as exc:
-            raise late from exc
+            raise self._late(path) from exc
         except (httpx.TransportError, httpx.StreamError) as exc:
             reason = str(exc) or type(exc).__name__  # httpx never puts headers in messages
             raise BackendUnavailable(f"{self.name}: cannot reach {url}: {reason}") from exc
 
     def _send_plain(
-        self,
-        method: str,
-        path: str,
-        body: dict[str, Any] | None,
-        deadline: float,
-        late: BackendTimeout,
-    ) -> httpx.Response:
-        """:meth:`_send` through :class:`~.plain_http.PlainHttp` (the same body bytes, bounds and
-        errors as through httpx)."""
-        url = f"{self.base_url}{path}"
+        self, method: str, path: str, payload: bytes | None, deadline: float
+    ) -> Answered:
+        """:meth:`_send` through :class:`~.plain_http.PlainHttp` (the same bounds and errors as
+        through httpx)."""
         assert self._plain is not None
-        payload = None if body is None else compact_bytes(body)  # the JSON httpx's json= writes
         try:
             if self._aplain is not None and on_loop():
-                status, headers, content = await_here(
+                return await_here(
                     self._aplain.request(method, path, payload, deadline, MAX_RESPONSE_BYTES)
                 )
-            else:
-                status, headers, content = self._plain.request(
-                    method, path, payload, deadline, MAX_RESPONSE_BYTES
-                )
+            return self._plain.request(method, path, payload, deadline, MAX_RESPONSE_BYTES)
         except PlainTimeout as exc:
-            raise late from exc
+            raise self._late(path) from exc
         except PlainTooLarge as exc:
-            raise BackendResponseError(
-                f"{self.name}: {url}: "
-                f"{expected(f'an answer of at most {MAX_RESPONSE_BYTES:,} bytes', 'more')}"
-            ) from exc
+            raise self._too_large(path) from exc
         except (OSError, http.client.HTTPException) as exc:
             reason = str(exc) or type(exc).__name__
+            url = f"{self.base_url}{path}"
             raise BackendUnavailable(f"{self.name}: cannot reach {url}: {reason}") from exc
-        kept = [
-            (k, v)
-            for k, v in headers
-            if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
-        ]
-        return httpx.Response(status, headers=kept, content=content)  # (nothing reads a request)
 
-    def _decode(self, response: httpx.Response, path: str) -> dict[str, Any]:
+    def _late(self, path: str) -> BackendTimeout:
+        url = f"{self.base_url}{path}"
+        return BackendTimeout(
+            f"{self.name}: no answer from {url} within {self.config.timeout_s:g} s"
+        )
+
+    def _too_large(self, path: str) -> BackendResponseError:
+        most = f"an answer of at most {MAX_RESPONSE_BYTES:,} bytes"
+        return BackendResponseError(f"{self.name}: {self.base_url}{path}: {expected(most, 'more')}")
+
+    def _decode(self, answer: Answered, path: str) -> dict[str, Any]:
         try:
-            data = json_loads(response.content)
+            data = read_json(answer[2])
         except ValueError as exc:
-            found = self._excerpt(response.text)
+            found = self._excerpt(_response(answer).text)
             raise BackendResponseError(
                 f"{self.name}: {self.base_url}{path}: {expected('a JSON body', found)}"
             ) from exc
@@ -395,6 +406,13 @@ class OpenAIBackend(Backend):
         keys = ", ".join(sorted(map(str, data))) or "none"
         found = self._excerpt(repr(found), 120)
         return BackendResponseError(f"{self.name}: expected {what}, found {found} (keys: {keys})")
+
+
+def _response(answer: Answered) -> httpx.Response:
+    """``answer`` as an httpx Response (for reading an error's headers and text as httpx does)."""
+    status, headers, content = answer
+    kept = [(k, v) for k, v in headers if k.lower() not in _FRAMING]
+    return httpx.Response(status, headers=kept, content=content)  # (nothing reads a request)
 
 
 def _retry_after(response: httpx.Response) -> float | None:

@@ -99,6 +99,8 @@ def token_logprobs(raw: Any) -> tuple[TokenLogprob, ...] | None:
 
 def by_index(items: list[Any]) -> list[Any]:
     """Items sorted by their integer ``index`` field (their position when they have none)."""
+    if len(items) < 2:
+        return items  # (the usual answer: one choice)
 
     def key(pair: tuple[int, Any]) -> int:
         position, item = pair

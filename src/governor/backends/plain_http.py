@@ -195,6 +195,9 @@ MAX_HEADERS = 100
 IDLE_PER_LOOP = 64
 """The most idle kept-alive connections :class:`AsyncPlainHttp` keeps per event loop."""
 
+KEPT_STARTS = 16
+"""The most request lines (method and path) :class:`AsyncPlainHttp` keeps written."""
+
 _METHODS_EXPECTING_BODY = frozenset({"PATCH", "POST", "PUT"})
 _DISALLOWED_IN_PATH = re.compile("[\x00-\x20\x7f]")
 _DISALLOWED_IN_METHOD = re.compile("[\x00-\x1f]")
@@ -247,6 +250,7 @@ class AsyncPlainHttp:
         self._lines = b"".join(_header_line(k, v) for k, v in plain.items())
         self._json_lines = b"".join(_header_line(k, v) for k, v in with_json.items())
         self._idle: dict[asyncio.AbstractEventLoop, list[_Connection]] = {}
+        self._starts: dict[tuple[str, str], bytes] = {}
         self._finalizer = weakref.finalize(self, _close_idle, self._idle)
 
     @classmethod
@@ -256,6 +260,20 @@ class AsyncPlainHttp:
 
     def request_bytes(self, method: str, path: str, body: bytes | None) -> bytes:
         """What :meth:`request` sends: the bytes :class:`PlainHttp` (``http.client``) sends."""
+        head = self._starts.get((method, path))
+        if head is None:
+            head = self._start(method, path)
+        if self._add_length:
+            if body is not None:
+                head += b"Content-Length: %d\r\n" % len(body)
+            elif method.upper() in _METHODS_EXPECTING_BODY:
+                head += b"Content-Length: 0\r\n"
+        head += self._lines if body is None else self._json_lines
+        return head + b"\r\n" + (body or b"")
+
+    def _start(self, method: str, path: str) -> bytes:
+        """The request line and ``Host`` header of ``method path``, checked (and kept for the
+        next request, for the first :data:`KEPT_STARTS` pairs)."""
         if _DISALLOWED_IN_METHOD.search(method):
             raise ValueError(f"expected a method without control characters, found {method!r}")
         target = self.prefix + path
@@ -264,13 +282,9 @@ class AsyncPlainHttp:
                 f"expected a path without spaces or control characters, found {target!r}"
             )
         head = f"{method} {target} HTTP/1.1\r\n".encode("ascii") + self._host_line
-        if self._add_length:
-            if body is not None:
-                head += b"Content-Length: %d\r\n" % len(body)
-            elif method.upper() in _METHODS_EXPECTING_BODY:
-                head += b"Content-Length: 0\r\n"
-        head += self._lines if body is None else self._json_lines
-        return head + b"\r\n" + (body or b"")
+        if len(self._starts) < KEPT_STARTS:
+            self._starts[method, path] = head
+        return head
 
     async def request(
         self, method: str, path: str, body: bytes | None, deadline: float, max_bytes: int
