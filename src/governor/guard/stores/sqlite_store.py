@@ -55,6 +55,12 @@ SCHEMA = (
 BATCH_STEPS = 64
 """The most steps one batch of the event loop's saves holds: the one that fills it commits it."""
 
+BATCH_HOLD_S = 0.002
+"""The longest a batch of the event loop's saves stays open to more steps: a step that joins it
+later commits it at once. One turn of a busy loop runs many steps one after the other; without
+this bound the first of them would wait for the last before it answers, and every other
+process's writes would wait on the file's write lock for the whole turn."""
+
 LOCK_SLOTS = 1 << 16
 """The bytes of the lock file a shared store locks (a session's is its id's CRC-32 modulo this;
 two sessions on one byte share a lock, which only serialises them)."""
@@ -228,7 +234,7 @@ class SqliteStore:
             raise
         waiter: asyncio.Future[str | None] = batch.loop.create_future()
         batch.waiters.append(waiter)
-        if len(batch.waiters) >= BATCH_STEPS:
+        if len(batch.waiters) >= BATCH_STEPS or time.monotonic() - batch.began >= BATCH_HOLD_S:
             self._commit_batch(batch)
         error = await_here(waiter)
         if error is not None:
@@ -405,13 +411,16 @@ def _immediate(db: sqlite3.Connection, timeout_s: float) -> Iterator[None]:
 
 class _Batch:
     """The write transaction that the saves of steps on the event loop share until it commits
-    (at the loop's next turn, or once it holds :data:`BATCH_STEPS` steps)."""
+    (at the loop's next turn, once it holds :data:`BATCH_STEPS` steps, or when a step joins it
+    :data:`BATCH_HOLD_S` or more after it began)."""
 
-    __slots__ = ("closed", "db", "loop", "waiters")
+    __slots__ = ("began", "closed", "db", "loop", "waiters")
 
     def __init__(self, db: sqlite3.Connection, loop: asyncio.AbstractEventLoop) -> None:
         self.db = db
         self.loop = loop
+        self.began = time.monotonic()
+        """When its transaction began (:data:`BATCH_HOLD_S`)."""
         self.waiters: list[asyncio.Future[str | None]] = []
         """One per step saved in it, set to the outcome (None: committed; else why not)."""
         self.closed = False
