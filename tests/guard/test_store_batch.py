@@ -266,3 +266,29 @@ def test_a_batch_left_by_a_stopped_loop_is_rolled_back_by_a_call_off_the_loop(
     for s in steps:
         s.cancel()
     loop.close()
+
+
+def test_a_step_cancelled_while_it_waits_for_the_commit_leaves_no_write(tmp_path: Path) -> None:
+    """A step cancelled before its batch committed (the loop shutting down) ends with its
+    cancellation, so its write must not be kept: the batch is rolled back, and its other steps
+    fail closed rather than one of them being kept without an answer."""
+    store = SqliteStore(tmp_path / "s.db")
+
+    def save(sid: str) -> None:
+        store.save(sid, state(1), record(1))
+
+    loop = asyncio.new_event_loop()
+    try:
+        steps = [loop.create_task(run_on_loop(save, sid)) for sid in ("a", "b")]
+        loop.call_soon(loop.stop)
+        loop.run_forever()  # one turn: both steps write and wait for the commit (queued next)
+        steps[0].cancel()
+        got = loop.run_until_complete(asyncio.gather(*steps, return_exceptions=True))
+    finally:
+        loop.close()
+    assert isinstance(got[0], asyncio.CancelledError)
+    assert isinstance(got[1], StoreError) and "cancelled" in str(got[1])
+    other = SqliteStore(tmp_path / "s.db")
+    assert other.load("a") is None and other.load("b") is None
+    assert save_on_loop(store, ["c"], 1) == [None]  # the store goes on
+    assert other.records("c") == [record(1)]

@@ -303,6 +303,10 @@ class SqliteStore:
         if getattr(self._local, "batch", None) is batch:
             self._local.batch = None
         db = batch.db
+        if error is None and any(w.cancelled() for w in batch.waiters):
+            # a step cancelled before the commit ends unanswered, and its released savepoint
+            # cannot be taken out alone: the batch is rolled back, its other steps fail closed
+            error = "a save in its transaction was cancelled before the commit"
         try:
             if error is None and not db.in_transaction:
                 error = "its transaction was rolled back"
