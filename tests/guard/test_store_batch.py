@@ -206,3 +206,111 @@ def test_a_batch_left_by_a_loop_that_stopped_is_rolled_back(tmp_path: Path) -> N
     other = SqliteStore(tmp_path / "s.db")
     assert other.load("a") is None and other.load("b") is None
     assert other.records("c") == [record(1)]
+
+
+class FailingReads(sqlite3.Connection):
+    """A connection whose reads fail while ``FailingReads.failing`` (a disk error on a read)."""
+
+    failing = False
+
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        if FailingReads.failing and sql.startswith("SELECT"):
+            raise sqlite3.OperationalError("disk I/O error")
+        return super().execute(sql, *args)
+
+
+def test_a_read_failing_on_the_loop_fails_the_open_batch_and_later_steps_answer_truly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read on the loop that fails closes the loop's connection, whose transaction holds the
+    open batch: the batch's steps fail, and a step saving after it in the same turn is answered
+    as its write went (saved and answered, or neither), never failed with its write kept."""
+    real = sqlite3.connect
+    monkeypatch.setattr(
+        sqlite_store.sqlite3, "connect", lambda *a, **k: real(*a, factory=FailingReads, **k)
+    )
+    store = SqliteStore(tmp_path / "s.db")
+    FailingReads.failing = False
+
+    def save(sid: str) -> None:
+        store.save(sid, state(1), record(1))
+
+    def read_then_save(sid: str) -> None:
+        FailingReads.failing = True
+        try:
+            with pytest.raises(StoreError, match="disk I/O error"):
+                store.load("elsewhere")
+        finally:
+            FailingReads.failing = False
+        save(sid)
+
+    async def run() -> list[BaseException | None]:
+        got = await asyncio.gather(
+            run_on_loop(save, "a"),
+            run_on_loop(save, "b"),
+            run_on_loop(read_then_save, "c"),
+            return_exceptions=True,
+        )
+        return [g if isinstance(g, BaseException) else None for g in got]
+
+    got = asyncio.run(run())
+    other = SqliteStore(tmp_path / "s.db")
+    for sid, outcome in zip(("a", "b", "c"), got, strict=True):
+        saved = other.load(sid) is not None
+        assert saved == (outcome is None), (sid, outcome, saved)
+        assert other.records(sid) == ([record(1)] if saved else [])
+    assert isinstance(got[0], StoreError) and isinstance(got[1], StoreError)
+    assert save_on_loop(store, ["d"], 1) == [None]  # the store goes on
+    assert other.records("d") == [record(1)]
+
+
+def test_a_batch_left_by_a_stopped_loop_is_rolled_back_by_a_call_off_the_loop(
+    tmp_path: Path,
+) -> None:
+    """The steps of a batch whose loop stopped before its commit were never answered: a save or
+    a read off the loop on that thread rolls it back (as the thread's next loop does), neither
+    commits it nor reads it."""
+    store = SqliteStore(tmp_path / "s.db")
+
+    def save(sid: str) -> None:
+        store.save(sid, state(1), record(1))
+
+    loop = asyncio.new_event_loop()
+    steps = [loop.create_task(run_on_loop(save, sid)) for sid in ("a", "b")]
+    loop.call_soon(loop.stop)
+    loop.run_forever()  # one turn: both steps write and wait for a commit that never runs
+    assert not any(s.done() for s in steps)
+    assert store.load("a") is None  # not read from the transaction left open
+    store.save("c", state(1), record(1))  # off the loop, on the same thread
+    other = SqliteStore(tmp_path / "s.db")
+    assert other.load("a") is None and other.load("b") is None
+    assert other.records("c") == [record(1)]
+    for s in steps:
+        s.cancel()
+    loop.close()
+
+
+def test_a_step_cancelled_while_it_waits_for_the_commit_leaves_no_write(tmp_path: Path) -> None:
+    """A step cancelled before its batch committed (the loop shutting down) ends with its
+    cancellation, so its write must not be kept: the batch is rolled back, and its other steps
+    fail closed rather than one of them being kept without an answer."""
+    store = SqliteStore(tmp_path / "s.db")
+
+    def save(sid: str) -> None:
+        store.save(sid, state(1), record(1))
+
+    loop = asyncio.new_event_loop()
+    try:
+        steps = [loop.create_task(run_on_loop(save, sid)) for sid in ("a", "b")]
+        loop.call_soon(loop.stop)
+        loop.run_forever()  # one turn: both steps write and wait for the commit (queued next)
+        steps[0].cancel()
+        got = loop.run_until_complete(asyncio.gather(*steps, return_exceptions=True))
+    finally:
+        loop.close()
+    assert isinstance(got[0], asyncio.CancelledError)
+    assert isinstance(got[1], StoreError) and "cancelled" in str(got[1])
+    other = SqliteStore(tmp_path / "s.db")
+    assert other.load("a") is None and other.load("b") is None
+    assert save_on_loop(store, ["c"], 1) == [None]  # the store goes on
+    assert other.records("c") == [record(1)]

@@ -128,7 +128,11 @@ class SqliteStore:
 
     @contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
-        """This thread's connection (opened on first use); closed and forgotten when it fails."""
+        """This thread's connection (opened on first use); closed and forgotten when it fails.
+        A batch left open on it by a loop that is not running now is settled first
+        (:meth:`_settle_stale_batch`): nothing reads or writes in its transaction."""
+        if getattr(self._local, "batch", None) is not None:
+            self._settle_stale_batch()
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is None:
             try:
@@ -146,7 +150,12 @@ class SqliteStore:
             raise
 
     def _forget(self, db: sqlite3.Connection) -> None:
-        """Close this thread's connection ``db``, which failed (the next call opens another)."""
+        """Close this thread's connection ``db``, which failed (the next call opens another).
+        The open batch in its transaction fails with it (closing rolls it back): no later step
+        joins a batch whose connection is gone."""
+        batch: _Batch | None = getattr(self._local, "batch", None)
+        if batch is not None and batch.db is db:
+            self._commit_batch(batch, "its connection failed and was closed")
         if getattr(self._local, "db", None) is db:
             self._local.db = None
         with self._open_lock:
@@ -203,7 +212,7 @@ class SqliteStore:
             return
         try:
             with self._db() as db:
-                self._commit_open_batch()
+                self._commit_open_batch()  # (this loop's, from code on its thread off it)
                 with _immediate(db, self.timeout_s):  # state and decision, or neither
                     write(db)
         except sqlite3.Error as exc:
@@ -219,6 +228,7 @@ class SqliteStore:
                 batch = self._joined(db)
         except sqlite3.Error as exc:
             raise StoreError(f"{failed}: {exc}") from exc
+        db = batch.db  # (the batch's own connection: its transaction is the one joined)
         alone = not batch.waiters  # the first step of a batch needs no savepoint: see _undo_step
         try:
             if alone:
@@ -299,6 +309,10 @@ class SqliteStore:
         if getattr(self._local, "batch", None) is batch:
             self._local.batch = None
         db = batch.db
+        if error is None and any(w.cancelled() for w in batch.waiters):
+            # a step cancelled before the commit ends unanswered, and its released savepoint
+            # cannot be taken out alone: the batch is rolled back, its other steps fail closed
+            error = "a save in its transaction was cancelled before the commit"
         try:
             if error is None and not db.in_transaction:
                 error = "its transaction was rolled back"
@@ -314,6 +328,14 @@ class SqliteStore:
         for waiter in batch.waiters:
             if not waiter.done():
                 waiter.set_result(error)
+
+    def _settle_stale_batch(self) -> None:
+        """Roll back this thread's open batch when its loop is not running now (it stopped
+        before the commit: none of its steps was answered); one of a running loop is left."""
+        batch: _Batch = self._local.batch
+        loop = batch.loop
+        if loop.is_closed() or not loop.is_running():
+            self._commit_batch(batch, "its event loop stopped before the commit")
 
     def _commit_open_batch(self) -> None:
         """Commit this thread's open batch now (a call off the loop is about to use the thread's
