@@ -11,7 +11,6 @@ thread of a process at a time. Imports the stores' base and the SQLite helpers.
 
 from __future__ import annotations
 
-import asyncio
 import errno
 import json
 import os
@@ -36,7 +35,7 @@ from governor.guard.stores.base import (
     message_range,
     with_messages,
 )
-from governor.on_loop import await_here, blocking, on_loop, sleep
+from governor.on_loop import blocking, on_loop, sleep
 from governor.sqlite import use_wal
 
 SCHEMA = (
@@ -51,15 +50,6 @@ SCHEMA = (
     " PRIMARY KEY (session, i)) WITHOUT ROWID",
 )
 
-
-BATCH_STEPS = 64
-"""The most steps one batch of the event loop's saves holds: the one that fills it commits it."""
-
-BATCH_HOLD_S = 0.002
-"""The longest a batch of the event loop's saves stays open to more steps: a step that joins it
-later commits it at once. One turn of a busy loop runs many steps one after the other; without
-this bound the first of them would wait for the last before it answers, and every other
-process's writes would wait on the file's write lock for the whole turn."""
 
 LOCK_SLOTS = 1 << 16
 """The bytes of the lock file a shared store locks (a session's is its id's CRC-32 modulo this;
@@ -128,11 +118,7 @@ class SqliteStore:
 
     @contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
-        """This thread's connection (opened on first use); closed and forgotten when it fails.
-        A batch left open on it by a loop that is not running now is settled first
-        (:meth:`_settle_stale_batch`): nothing reads or writes in its transaction."""
-        if getattr(self._local, "batch", None) is not None:
-            self._settle_stale_batch()
+        """This thread's connection (opened on first use); closed and forgotten when it fails."""
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is None:
             try:
@@ -146,22 +132,12 @@ class SqliteStore:
         try:
             yield db
         except sqlite3.Error:
-            self._forget(db)
-            raise
-
-    def _forget(self, db: sqlite3.Connection) -> None:
-        """Close this thread's connection ``db``, which failed (the next call opens another).
-        The open batch in its transaction fails with it (closing rolls it back): no later step
-        joins a batch whose connection is gone."""
-        batch: _Batch | None = getattr(self._local, "batch", None)
-        if batch is not None and batch.db is db:
-            self._commit_batch(batch, "its connection failed and was closed")
-        if getattr(self._local, "db", None) is db:
             self._local.db = None
-        with self._open_lock:
-            if db in self._open:
-                self._open.remove(db)
-        db.close()
+            with self._open_lock:
+                if db in self._open:
+                    self._open.remove(db)
+            db.close()
+            raise
 
     def close(self) -> None:
         """Close every thread's connection (a later call opens a new one)."""
@@ -202,147 +178,31 @@ class SqliteStore:
     ) -> None:
         text, rec = encoded(session_id, state, record)
         start, texts = encoded_messages(session_id, messages)
-        t, appends = int(state.get("t", 0)), messages is not None
-
-        def write(db: sqlite3.Connection) -> None:
-            _write(db, session_id, text, rec, t, appends, start, texts)
-
-        if on_loop():  # a step on the event loop: its save joins the loop's batch
-            self._save_batched(session_id, write)
-            return
+        now = time.time()
         try:
-            with self._db() as db:
-                self._commit_open_batch()  # (this loop's, from code on its thread off it)
-                with _immediate(db, self.timeout_s):  # state and decision, or neither
-                    write(db)
+            with self._db() as db, _immediate(db, self.timeout_s):  # state and decision, or neither
+                if messages is not None:
+                    db.execute(
+                        "DELETE FROM messages WHERE session = ? AND i >= ?", (session_id, start)
+                    )
+                    db.executemany(
+                        "INSERT INTO messages (session, i, message) VALUES (?, ?, ?)",
+                        ((session_id, start + k, m) for k, m in enumerate(texts)),
+                    )
+                db.execute(
+                    "INSERT INTO sessions (id, state, updated) VALUES (?, ?, ?)"
+                    " ON CONFLICT(id) DO UPDATE SET state = excluded.state,"
+                    " updated = excluded.updated",
+                    (session_id, text, now),
+                )
+                if rec is not None:
+                    t = int(state.get("t", 0))
+                    db.execute(
+                        "INSERT INTO decisions (session, t, record, created) VALUES (?, ?, ?, ?)",
+                        (session_id, t, rec, now),
+                    )
         except sqlite3.Error as exc:
             raise StoreError(f"session store {self.path}: cannot save {session_id}: {exc}") from exc
-
-    def _save_batched(self, session_id: str, write: Callable[[sqlite3.Connection], None]) -> None:
-        """``write`` in the event loop's open batch (one begun when none is open), inside its own
-        savepoint (a failing step's writes are undone, the batch's others kept); returns once
-        the batch committed, a StoreError when it did not."""
-        failed = f"session store {self.path}: cannot save {session_id}"
-        try:
-            with self._db() as db:
-                batch = self._joined(db)
-        except sqlite3.Error as exc:
-            raise StoreError(f"{failed}: {exc}") from exc
-        db = batch.db  # (the batch's own connection: its transaction is the one joined)
-        alone = not batch.waiters  # the first step of a batch needs no savepoint: see _undo_step
-        try:
-            if alone:
-                write(db)
-            else:
-                db.execute("SAVEPOINT step")
-                write(db)
-                db.execute("RELEASE step")
-        except BaseException as exc:
-            self._undo_step(batch, alone)
-            if isinstance(exc, sqlite3.Error):
-                raise StoreError(f"{failed}: {exc}") from exc
-            raise
-        waiter: asyncio.Future[str | None] = batch.loop.create_future()
-        batch.waiters.append(waiter)
-        if len(batch.waiters) >= BATCH_STEPS or time.monotonic() - batch.began >= BATCH_HOLD_S:
-            self._commit_batch(batch)
-        error = await_here(waiter)
-        if error is not None:
-            raise StoreError(f"{failed}: {error}")
-
-    def _undo_step(self, batch: _Batch, alone: bool) -> None:
-        """Undo the writes of a step that failed in ``batch``: back to its savepoint, or, for the
-        step ``alone`` in it so far, the whole transaction (the batch then closes, empty). When
-        that fails, or SQLite rolled the whole transaction back, the batch fails: every step in
-        it."""
-        db = batch.db
-        try:
-            if db.in_transaction and not alone:
-                db.execute("ROLLBACK TO step")
-                db.execute("RELEASE step")
-                return
-        except sqlite3.Error:
-            pass
-        self._commit_batch(batch, "another save in its transaction failed and took it down")
-
-    def _joined(self, db: sqlite3.Connection) -> _Batch:
-        """This thread's open batch, or a new one begun and committed at the loop's next turn.
-        ``BEGIN IMMEDIATE`` without SQLite's busy handler (whose sleeps would hold every other
-        request): at once when the file is free, else again after pauses awaited on the loop
-        (:func:`_polled`) for up to ``timeout_s``; the loop's connection writes only here, so
-        its busy timeout stays 0."""
-
-        loop = asyncio.get_running_loop()
-
-        def begun() -> bool:
-            open_batch: _Batch | None = getattr(self._local, "batch", None)
-            if open_batch is not None:
-                if open_batch.loop is loop:  # (perhaps opened while this step waited)
-                    return True
-                # left by a loop that stopped before it committed: none of its steps answered
-                self._commit_batch(open_batch, "its event loop stopped before the commit")
-            if db.in_transaction:  # left open by a failed call: none of it is anyone's
-                db.rollback()
-            db.execute("PRAGMA busy_timeout = 0")
-            try:
-                db.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
-                code = getattr(exc, "sqlite_errorcode", sqlite3.SQLITE_BUSY)
-                if code & 0xFF != sqlite3.SQLITE_BUSY:
-                    raise
-                return False
-            batch = self._local.batch = _Batch(db, loop)
-            loop.call_soon(self._commit_batch, batch)
-            return True
-
-        if not _polled(begun, time.monotonic() + self.timeout_s):
-            raise sqlite3.OperationalError(f"database is locked (waited {self.timeout_s:g} s)")
-        batch: _Batch = self._local.batch
-        return batch
-
-    def _commit_batch(self, batch: _Batch, error: str | None = None) -> None:
-        """Close ``batch``: commit it (rolled back instead with ``error``), then wake its steps
-        with the outcome (None: committed). Runs on the batch's loop thread; once per batch."""
-        if batch.closed:
-            return
-        batch.closed = True
-        if getattr(self._local, "batch", None) is batch:
-            self._local.batch = None
-        db = batch.db
-        if error is None and any(w.cancelled() for w in batch.waiters):
-            # a step cancelled before the commit ends unanswered, and its released savepoint
-            # cannot be taken out alone: the batch is rolled back, its other steps fail closed
-            error = "a save in its transaction was cancelled before the commit"
-        try:
-            if error is None and not db.in_transaction:
-                error = "its transaction was rolled back"
-            if error is None:
-                db.commit()
-            elif db.in_transaction:
-                db.rollback()
-        except sqlite3.Error as exc:
-            error = error or f"the commit failed: {exc}"
-            self._forget(db)
-        if batch.loop.is_closed():
-            return
-        for waiter in batch.waiters:
-            if not waiter.done():
-                waiter.set_result(error)
-
-    def _settle_stale_batch(self) -> None:
-        """Roll back this thread's open batch when its loop is not running now (it stopped
-        before the commit: none of its steps was answered); one of a running loop is left."""
-        batch: _Batch = self._local.batch
-        loop = batch.loop
-        if loop.is_closed() or not loop.is_running():
-            self._commit_batch(batch, "its event loop stopped before the commit")
-
-    def _commit_open_batch(self) -> None:
-        """Commit this thread's open batch now (a call off the loop is about to use the thread's
-        connection)."""
-        batch = getattr(self._local, "batch", None)
-        if batch is not None:
-            self._commit_batch(batch)
 
     def probe(self) -> None:
         """Check that a save would succeed (a row written, then rolled back: nothing stays)."""
@@ -383,46 +243,19 @@ class SqliteStore:
         return [str(r[0]) for r in rows]
 
 
-def _write(
-    db: sqlite3.Connection,
-    session_id: str,
-    text: str,
-    rec: str | None,
-    t: int,
-    appends: bool,
-    start: int,
-    texts: list[str],
-) -> None:
-    """A save's statements (in the caller's transaction): the session's messages from index
-    ``start`` on (when ``appends``), its state, its decision record (when given)."""
-    now = time.time()
-    if appends:
-        db.execute("DELETE FROM messages WHERE session = ? AND i >= ?", (session_id, start))
-        db.executemany(
-            "INSERT INTO messages (session, i, message) VALUES (?, ?, ?)",
-            ((session_id, start + k, m) for k, m in enumerate(texts)),
-        )
-    db.execute(
-        "INSERT INTO sessions (id, state, updated) VALUES (?, ?, ?)"
-        " ON CONFLICT(id) DO UPDATE SET state = excluded.state, updated = excluded.updated",
-        (session_id, text, now),
-    )
-    if rec is not None:
-        db.execute(
-            "INSERT INTO decisions (session, t, record, created) VALUES (?, ?, ?, ?)",
-            (session_id, t, rec, now),
-        )
-
-
 @contextmanager
 def _immediate(db: sqlite3.Connection, timeout_s: float) -> Iterator[None]:
     """One write transaction taken at its start (``BEGIN IMMEDIATE``: the write lock is waited
-    for by SQLite's busy handler, never fails half-way as a read turned write can), committed
-    at the end or rolled back on any error. Off the event loop only (a step there saves in
-    the loop's batch: :meth:`SqliteStore._save_batched`)."""
+    for, never fails half-way as a read turned write can), committed at the end or rolled back
+    on any error. The wait is SQLite's busy handler on a thread; on the event loop
+    (:func:`governor.on_loop.on_loop`), where the handler's sleeps would hold every other
+    request, the lock is tried at once and again after pauses awaited on the loop."""
     if db.in_transaction:
         db.rollback()
-    db.execute("BEGIN IMMEDIATE")
+    if on_loop():
+        _begin_yielding(db, timeout_s)
+    else:
+        db.execute("BEGIN IMMEDIATE")
     try:
         yield
     except BaseException:
@@ -431,21 +264,24 @@ def _immediate(db: sqlite3.Connection, timeout_s: float) -> Iterator[None]:
     db.commit()
 
 
-class _Batch:
-    """The write transaction that the saves of steps on the event loop share until it commits
-    (at the loop's next turn, once it holds :data:`BATCH_STEPS` steps, or when a step joins it
-    :data:`BATCH_HOLD_S` or more after it began)."""
+def _begin_yielding(db: sqlite3.Connection, timeout_s: float) -> None:
+    """``BEGIN IMMEDIATE`` without SQLite's busy handler: at once when the file is free, else
+    again after an awaited pause (0.5 ms doubling up to 20 ms) for up to ``timeout_s``. The
+    event loop's connection writes only here, so its busy timeout stays 0."""
+    db.execute("PRAGMA busy_timeout = 0")
 
-    __slots__ = ("began", "closed", "db", "loop", "waiters")
+    def begun() -> bool:
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            code = getattr(exc, "sqlite_errorcode", sqlite3.SQLITE_BUSY)
+            if code & 0xFF != sqlite3.SQLITE_BUSY:
+                raise
+            return False
+        return True
 
-    def __init__(self, db: sqlite3.Connection, loop: asyncio.AbstractEventLoop) -> None:
-        self.db = db
-        self.loop = loop
-        self.began = time.monotonic()
-        """When its transaction began (:data:`BATCH_HOLD_S`)."""
-        self.waiters: list[asyncio.Future[str | None]] = []
-        """One per step saved in it, set to the outcome (None: committed; else why not)."""
-        self.closed = False
+    if not _polled(begun, time.monotonic() + timeout_s):
+        raise sqlite3.OperationalError(f"database is locked (waited {timeout_s:g} s)")
 
 
 def _polled(attempt: Callable[[], bool], deadline: float) -> bool:
