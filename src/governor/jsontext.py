@@ -10,7 +10,7 @@ datetimes, UUIDs, enums), so its text is kept only when it reads back equal to t
 parse and one C comparison); any other value (a refused one, a tuple, a non-string key, an
 integer past 64 bits, nesting orjson does not take) is written by the standard library, which
 raises or gives the text (:func:`exact_bytes`: orjson's text, or None). :func:`read_json` reads JSON text as ``json.loads`` does, with orjson
-where it reads the same value. :func:`digest_text` is a stable text for hashing any value.
+where it reads the same value. :func:`read_keys_once` reads it refusing an object that names a key twice. :func:`digest_text` is a stable text for hashing any value.
 Imports the standard library only.
 """
 
@@ -103,6 +103,40 @@ def read_json(raw: bytes) -> Any:
         return json.loads(raw)
     except RecursionError:
         raise json.JSONDecodeError("nested too deeply", "", 0) from None
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object that names one key twice, raised while :func:`read_keys_once` reads it;
+    ``key`` is that key."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {key[:64]!r} appears twice")
+        self.key = key
+
+
+def _keys_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKeyError(key)
+            seen.add(key)
+    return out
+
+
+_KEYS_ONCE = json.JSONDecoder(object_pairs_hook=_keys_once)
+"""The standard library's reader with :func:`_keys_once` on every object (built once:
+``json.loads`` with a hook builds a reader per call)."""
+
+
+def read_keys_once(text: str) -> Any:
+    """The value ``json.loads(text)`` reads, a :class:`DuplicateKeyError` when an object in it
+    names a key twice (readers disagree on which value counts: the first, the last, an error;
+    the standard reader keeps the last, so ``{"amount": 500, "amount": 10}`` would read as 10
+    while another reader sees 500). Malformed text: :class:`json.JSONDecodeError`; nesting past
+    the stack: :class:`RecursionError`."""
+    return _KEYS_ONCE.decode(text)
 
 
 def digest_text(value: Any) -> bytes:

@@ -166,33 +166,15 @@ def test_a_large_request_steps_on_a_thread(
     # the same text as tool calls' arguments (no content at all) is as large
     half = session_module.LOOP_MAX_CHARS // 2
     args = '{"to": "%s"}' % ("x" * half)
-    calls = [
-        {"role": "user", "content": "go"},
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": "c1",
-                    "type": "function",
-                    "function": {"name": "read_secret", "arguments": args},
-                }
-            ],
-        },
-        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": "c2",
-                    "type": "function",
-                    "function": {"name": "read_secret", "arguments": args},
-                }
-            ],
-        },
-        {"role": "tool", "tool_call_id": "c2", "content": "ok"},
-    ]
+
+    def called(ident: str) -> list[dict[str, Any]]:  # a call to read_secret with args, answered
+        call = {"id": ident, "type": "function", "function": {"name": "read_secret", "arguments": args}}  # fmt: skip
+        return [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": ident, "content": "ok"},
+        ]
+
+    calls = [{"role": "user", "content": "go"}, *called("c1"), *called("c2")]
     server.script("/chat/completions", completion({"role": "assistant", "content": "ok"}))
     asyncio.run(guard.session("arguments").respond(calls))
     candidate = {"role": "assistant", "content": None, "tool_calls": [{"id": "c3", "type": "function", "function": {"name": "read_secret", "arguments": args + " " * half}}]}  # fmt: skip

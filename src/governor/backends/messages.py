@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from governor.errors import ConfigError, expected
+from governor.jsontext import DuplicateKeyError, read_keys_once
 
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
@@ -75,25 +76,6 @@ class ToolCall:
         return cls(ident, name, text)
 
 
-class DuplicateKeyError(ValueError):
-    """A JSON object that names one key twice (raised while reading it)."""
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object's members as a dict; a :class:`DuplicateKeyError` when a key repeats (the
-    standard reader keeps the last one, so ``{"amount": 500, "amount": 10}`` would read as 10
-    while another reader sees 500)."""
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        raise DuplicateKeyError("a key appears twice")
-    return out
-
-
-_READER = json.JSONDecoder(object_pairs_hook=_no_duplicate_keys)
-"""``json.loads`` with :func:`_no_duplicate_keys`, built once (``json.loads`` builds a reader
-per call when given a hook)."""
-
-
 def parse_arguments(text: Any, where: str) -> dict[str, Any]:
     """The JSON object in ``text`` (at most :data:`MAX_ARGUMENTS_CHARS` characters), every
     object in it without a repeated key. The error says what kind of text was found, never the
@@ -104,7 +86,7 @@ def parse_arguments(text: Any, where: str) -> dict[str, Any]:
         most = f"at most {MAX_ARGUMENTS_CHARS:,} characters"
         raise ConfigError(f"{where}: arguments: {expected(most, f'{len(text):,} characters')}")
     try:
-        value = _READER.decode(text)
+        value = read_keys_once(text)
     except DuplicateKeyError:
         raise ConfigError(
             f"{where}: arguments: expected one JSON object without repeated keys,"

@@ -11,7 +11,6 @@ Imports starlette's request type, the error tree and the service's errors.
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import uuid
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from governor.errors import expected
 from governor.files import json_loads
 from governor.guard import Sampling
 from governor.guard.choices import MAX_CHOICES
+from governor.jsontext import DuplicateKeyError, read_keys_once
 from governor.serve.api_errors import ApiError, bad_request
 
 MAX_BODY_BYTES = 1_000_000
@@ -110,26 +110,6 @@ def parse_json(raw: bytes) -> dict[str, Any]:
     return data
 
 
-class _DuplicateKey(ValueError):
-    """A JSON object names a key twice."""
-
-
-def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _DuplicateKey(key[:64])
-            seen.add(key)
-    return out
-
-
-_KEYS_ONCE = json.JSONDecoder(object_pairs_hook=_once)
-"""The standard library's reader with :func:`_once` on every object (built once: ``json.loads``
-with a hook builds a reader per call)."""
-
-
 def _each_key_once(raw: bytes) -> None:
     """A 400 when an object of the body names a key twice: JSON readers disagree on which value
     counts (the first, the last, an error), so a proxy in front of the service and the service
@@ -137,10 +117,10 @@ def _each_key_once(raw: bytes) -> None:
     the standard library with a hook on every object: about 15 us for a small request, twice
     the main read for a large one. The body is already known to be valid JSON (so UTF-8)."""
     try:
-        _KEYS_ONCE.decode(raw.decode("utf-8"))
-    except _DuplicateKey as exc:
+        read_keys_once(raw.decode("utf-8"))
+    except DuplicateKeyError as exc:
         raise bad_request(
-            f"body: expected each key once in a JSON object, found {str(exc)!r} twice",
+            f"body: expected each key once in a JSON object, found {exc.key[:64]!r} twice",
             code="invalid_json",
         ) from None
     except (RecursionError, ValueError):
