@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from guard_helpers import Conversation, call, tool_guard
 from governor.core import DecisionKind
 from governor.errors import ConfigError
 from governor.guard import Guard, MemoryStore, SqliteStore, StoreError, load_policy
+from governor.guard.constraints import ToolLTLConstraint
 from governor.guard.session_state import state_from_json, state_to_json
 from governor.ltl.monitor import MonitorSet
 from governor.ltl.parser import parse
@@ -136,3 +138,102 @@ def test_a_probe_checks_the_store_is_writable_and_leaves_no_row(tmp_path: Path) 
         with pytest.raises(StoreError, match="cannot write"):
             SqliteStore(path, timeout_s=0.05).probe()
         db.rollback()
+
+
+PREVIOUS_SCHEMA = (
+    "CREATE TABLE sessions (id TEXT PRIMARY KEY, state TEXT NOT NULL, updated REAL NOT NULL)",
+    "CREATE TABLE decisions (n INTEGER PRIMARY KEY AUTOINCREMENT, session TEXT NOT NULL,"
+    " t INTEGER NOT NULL, record TEXT NOT NULL, created REAL NOT NULL)",
+    "CREATE INDEX decisions_session ON decisions (session, n)",
+    "CREATE TABLE messages (session TEXT NOT NULL, i INTEGER NOT NULL, message TEXT NOT NULL,"
+    " PRIMARY KEY (session, i)) WITHOUT ROWID",
+)
+
+
+@pytest.mark.parametrize("made_by", ["this version", "the AUTOINCREMENT schema"])
+def test_a_store_file_keeps_sessions_records_and_messages(tmp_path: Path, made_by: str) -> None:
+    path = tmp_path / "s.db"
+    if made_by != "this version":
+        with sqlite3.connect(path) as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            for statement in PREVIOUS_SCHEMA:
+                db.execute(statement)
+            db.execute(
+                "INSERT INTO decisions (session, t, record, created) VALUES ('old', 1, '{}', 0)"
+            )
+        db.close()
+    store = SqliteStore(path)
+    hello = {"role": "user", "content": "hi"}
+    for t in (1, 2, 3):
+        for sid in ("a", "b"):
+            state = {"t": t, "n_messages": t, "log": "L"}
+            store.save(sid, state, {"t": t, "of": sid}, messages=(t - 1, [{**hello, "n": t}]))
+    store.save("a", {"t": 4, "n_messages": 1, "log": "M"}, None, messages=(0, [hello]))
+    store.close()
+    again = SqliteStore(path)
+    assert again.records("a") == [{"t": t, "of": "a"} for t in (1, 2, 3)]
+    assert again.records("b") == [{"t": t, "of": "b"} for t in (1, 2, 3)]
+    loaded = again.load("b", ("L", 2))
+    assert loaded == {"t": 3, "log": "L", "messages": [{**hello, "n": 3}], "messages_from": 2}
+    assert again.load("a") == {"t": 4, "log": "M", "messages": [hello], "messages_from": 0}
+    with sqlite3.connect(path) as db:
+        numbers = [
+            n for (n,) in db.execute("SELECT n FROM decisions WHERE session != 'old' ORDER BY n")
+        ]
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+    db.close()
+    first = 1 if made_by == "this version" else 2
+    assert numbers == list(range(first, first + 6))  # in the order saved, none reused
+    assert ("sqlite_sequence" in tables) == (made_by != "this version")
+
+
+def test_each_rule_is_saved_with_the_formula_of_the_constraints_given() -> None:
+    guard, _ = tool_guard([call("read_secret")])
+    s = guard.session("s")
+    s.respond_sync([{"role": "user", "content": "read"}])
+    ours = guard.observer.constraints
+    i, rule = next((i, c) for i, c in enumerate(ours) if c.name == "no_exfiltration")
+    changed = ToolLTLConstraint(
+        replace(rule.rule, formula=parse("G !read_secret")), rule.vocabulary
+    )
+    theirs = (*ours[:i], changed, *ours[i + 1 :])
+    as_list = list(ours)
+
+    def saved_rule(constraints: Any) -> str:
+        return str(state_to_json(s.state, constraints)["memory"]["no_exfiltration"]["rule"])
+
+    original = "G(read_secret -> G !send_email)"
+    assert [saved_rule(c) for c in (ours, theirs, ours, as_list)] == [
+        original,
+        "G !read_secret",
+        original,
+        original,
+    ]
+    as_list[i] = changed  # the same list, changed: read again, not remembered
+    assert saved_rule(as_list) == "G !read_secret"
+    assert state_from_json(state_to_json(s.state, theirs), theirs).changed is None
+
+
+def test_a_save_that_fails_half_way_leaves_nothing_and_the_next_one_works(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    store = SqliteStore(path, timeout_s=0.05)
+    hello = {"role": "user", "content": "hi"}
+    store.save("a", {"t": 1, "n_messages": 1, "log": "L"}, {"t": 1}, messages=(0, [hello]))
+    with sqlite3.connect(path) as other:
+        other.execute("ALTER TABLE decisions RENAME TO kept")
+    other.close()
+    # the state and the message go in before the decision, which finds no table: all rolled back
+    with pytest.raises(StoreError, match="cannot save b: no such table: decisions"):
+        store.save("b", {"t": 1, "n_messages": 1, "log": "M"}, {"t": 1}, messages=(0, [hello]))
+    with sqlite3.connect(path) as other:
+        assert other.execute("SELECT count(*) FROM messages WHERE session = 'b'").fetchone() == (0,)
+        other.execute("ALTER TABLE kept RENAME TO decisions")
+        other.execute("BEGIN IMMEDIATE")  # another writer holds the file
+        with pytest.raises(StoreError, match="cannot save b: database is locked"):
+            store.save("b", {"t": 1}, {"t": 1})
+        other.rollback()
+    other.close()
+    assert store.load("b") is None
+    store.save("b", {"t": 2, "n_messages": 1, "log": "M"}, {"t": 2}, messages=(0, [hello]))
+    assert store.records("b") == [{"t": 2}]
+    assert store.load("b") == {"t": 2, "log": "M", "messages": [hello], "messages_from": 0}

@@ -41,8 +41,11 @@ from governor.sqlite import use_wal
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS sessions ("
     " id TEXT PRIMARY KEY, state TEXT NOT NULL, updated REAL NOT NULL)",
+    # n: one past the largest so far (no row is ever deleted, so never reused); not AUTOINCREMENT,
+    # whose counter row in sqlite_sequence is one more page written by every save (a file made
+    # with AUTOINCREMENT keeps it and works the same)
     "CREATE TABLE IF NOT EXISTS decisions ("
-    " n INTEGER PRIMARY KEY AUTOINCREMENT, session TEXT NOT NULL, t INTEGER NOT NULL,"
+    " n INTEGER PRIMARY KEY, session TEXT NOT NULL, t INTEGER NOT NULL,"
     " record TEXT NOT NULL, created REAL NOT NULL)",
     "CREATE INDEX IF NOT EXISTS decisions_session ON decisions (session, n)",
     "CREATE TABLE IF NOT EXISTS messages ("
