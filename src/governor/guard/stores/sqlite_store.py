@@ -95,13 +95,14 @@ class SqliteStore:
         self._open: list[sqlite3.Connection] = []
         self._open_lock = threading.Lock()
         weakref.finalize(self, close_all, self._open, self._open_lock)
+        db = self._db()
         try:
-            with self._db() as db:
-                use_wal(db, self.timeout_s)
-                with db:
-                    for statement in SCHEMA:
-                        db.execute(statement)
+            use_wal(db, self.timeout_s)
+            with db:
+                for statement in SCHEMA:
+                    db.execute(statement)
         except sqlite3.Error as exc:
+            self._drop(db)
             raise StoreError(f"session store {self.path}: cannot create tables: {exc}") from exc
         self._locks: _FileLocks | None = None
         if shared:
@@ -119,9 +120,9 @@ class SqliteStore:
         with self._locks.held(zlib.crc32(session_id.encode("utf-8")) % LOCK_SLOTS, session_id):
             yield
 
-    @contextmanager
-    def _db(self) -> Iterator[sqlite3.Connection]:
-        """This thread's connection (opened on first use); closed and forgotten when it fails."""
+    def _db(self) -> sqlite3.Connection:
+        """This thread's connection (opened on first use). A call whose statement on it fails
+        with a ``sqlite3.Error`` hands it to :meth:`_drop`."""
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is None:
             try:
@@ -132,15 +133,16 @@ class SqliteStore:
             self._local.db = db
             with self._open_lock:
                 self._open.append(db)
-        try:
-            yield db
-        except sqlite3.Error:
+        return db
+
+    def _drop(self, db: sqlite3.Connection) -> None:
+        """Close and forget ``db``, which failed (this thread's next call opens a new one)."""
+        if getattr(self._local, "db", None) is db:
             self._local.db = None
-            with self._open_lock:
-                if db in self._open:
-                    self._open.remove(db)
-            db.close()
-            raise
+        with self._open_lock:
+            if db in self._open:
+                self._open.remove(db)
+        db.close()
 
     def close(self) -> None:
         """Close every thread's connection (a later call opens a new one)."""
@@ -148,27 +150,26 @@ class SqliteStore:
         self._local = threading.local()
 
     def load(self, session_id: str, since: Since | None = None) -> Mapping[str, Any] | None:
+        db = self._db()
         try:
-            with self._db() as db:
-                row = db.execute(
-                    "SELECT state FROM sessions WHERE id = ?", (session_id,)
-                ).fetchone()
-                if row is None:
-                    return None
-                state = json.loads(row[0])
-                span = message_range(state, since)
-                start = 0 if span is None else span[0]
-                texts: list[str] = []
-                if span is not None:
-                    texts = [
-                        r[0]
-                        for r in db.execute(
-                            "SELECT message FROM messages WHERE session = ? AND i >= ? AND i < ?"
-                            " ORDER BY i",
-                            (session_id, *span),
-                        )
-                    ]
+            row = db.execute("SELECT state FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            if row is None:
+                return None
+            state = json.loads(row[0])
+            span = message_range(state, since)
+            start = 0 if span is None else span[0]
+            texts: list[str] = []
+            if span is not None:
+                texts = [
+                    r[0]
+                    for r in db.execute(
+                        "SELECT message FROM messages WHERE session = ? AND i >= ? AND i < ?"
+                        " ORDER BY i",
+                        (session_id, *span),
+                    )
+                ]
         except sqlite3.Error as exc:
+            self._drop(db)
             raise StoreError(f"session store {self.path}: cannot read {session_id}: {exc}") from exc
         return with_messages(state, texts, start)
 
@@ -182,8 +183,10 @@ class SqliteStore:
         text, rec = encoded(session_id, state, record)
         start, texts = encoded_messages(session_id, messages)
         now = time.time()
+        db = self._db()
         try:
-            with self._db() as db, _immediate(db, self.timeout_s):  # state and decision, or neither
+            _begin(db, self.timeout_s)  # one transaction: state, messages and decision, or none
+            try:
                 if messages is not None:
                     db.execute(
                         "DELETE FROM messages WHERE session = ? AND i >= ?", (session_id, start)
@@ -204,53 +207,58 @@ class SqliteStore:
                         "INSERT INTO decisions (session, t, record, created) VALUES (?, ?, ?, ?)",
                         (session_id, t, rec, now),
                     )
+                db.commit()
+            except BaseException:
+                db.rollback()
+                raise
         except sqlite3.Error as exc:
+            self._drop(db)
             raise StoreError(f"session store {self.path}: cannot save {session_id}: {exc}") from exc
 
     def probe(self) -> None:
         """Check that a save would succeed (a row written, then rolled back: nothing stays)."""
+        db = self._db()
         try:
-            with self._db() as db:
-                try:
-                    db.execute("BEGIN IMMEDIATE")
-                    db.execute(
-                        "INSERT INTO sessions (id, state, updated) VALUES (?, '{}', 0)"
-                        " ON CONFLICT(id) DO NOTHING",
-                        (PROBE_ID,),
-                    )
-                finally:
-                    if db.in_transaction:
-                        db.rollback()
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                db.execute(
+                    "INSERT INTO sessions (id, state, updated) VALUES (?, '{}', 0)"
+                    " ON CONFLICT(id) DO NOTHING",
+                    (PROBE_ID,),
+                )
+            finally:
+                if db.in_transaction:
+                    db.rollback()
         except sqlite3.Error as exc:
+            self._drop(db)
             raise StoreError(f"session store {self.path}: cannot write: {exc}") from exc
 
     def records(self, session_id: str) -> list[dict[str, Any]]:
+        db = self._db()
         try:
-            with self._db() as db:
-                rows = db.execute(
-                    "SELECT record FROM decisions WHERE session = ? ORDER BY n", (session_id,)
-                ).fetchall()
+            rows = db.execute(
+                "SELECT record FROM decisions WHERE session = ? ORDER BY n", (session_id,)
+            ).fetchall()
         except sqlite3.Error as exc:
+            self._drop(db)
             raise StoreError(f"session store {self.path}: cannot read {session_id}: {exc}") from exc
         return [json.loads(r[0]) for r in rows]
 
     def session_ids(self, limit: int = 100_000) -> list[str]:
         """The ids of the sessions saved (at most ``limit``, in order)."""
+        db = self._db()
         try:
-            with self._db() as db:
-                rows = db.execute(
-                    "SELECT id FROM sessions ORDER BY id LIMIT ?", (limit,)
-                ).fetchall()
+            rows = db.execute("SELECT id FROM sessions ORDER BY id LIMIT ?", (limit,)).fetchall()
         except sqlite3.Error as exc:
+            self._drop(db)
             raise StoreError(f"session store {self.path}: cannot list the sessions: {exc}") from exc
         return [str(r[0]) for r in rows]
 
 
-@contextmanager
-def _immediate(db: sqlite3.Connection, timeout_s: float) -> Iterator[None]:
-    """One write transaction taken at its start (``BEGIN IMMEDIATE``: the write lock is waited
-    for, never fails half-way as a read turned write can), committed at the end or rolled back
-    on any error. The wait is SQLite's busy handler on a thread; on the event loop
+def _begin(db: sqlite3.Connection, timeout_s: float) -> None:
+    """Begin a write transaction taken at its start (``BEGIN IMMEDIATE``: the write lock is
+    waited for, never fails half-way as a read turned write can); the caller commits it, or
+    rolls it back on any error. The wait is SQLite's busy handler on a thread; on the event loop
     (:func:`governor.on_loop.on_loop`), where the handler's sleeps would hold every other
     request, the lock is tried at once and again after pauses awaited on the loop."""
     if db.in_transaction:
@@ -259,12 +267,6 @@ def _immediate(db: sqlite3.Connection, timeout_s: float) -> Iterator[None]:
         _begin_yielding(db, timeout_s)
     else:
         db.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        db.rollback()
-        raise
-    db.commit()
 
 
 def _begin_yielding(db: sqlite3.Connection, timeout_s: float) -> None:
