@@ -82,26 +82,45 @@ def operator_status(kinds: Iterable[str]) -> tuple[bool, bool]:
     return paused, ended
 
 
+_RULE_TEXTS: list[tuple[Sequence[Constraint], dict[str, str]]] = []
+"""The last constraints :func:`_rule_texts` read and its answer (one entry: a session's saves
+and loads read the same tuple; the entry holds it, so its identity is not reused)."""
+
+
+def _rule_texts(constraints: Sequence[Constraint]) -> Mapping[str, str]:
+    """Each LTL rule's formula text in ``constraints``, by name (read once per tuple of
+    constraints: a rule's name and formula do not change)."""
+    last = _RULE_TEXTS[0] if _RULE_TEXTS else None
+    if last is not None and last[0] is constraints:
+        return last[1]
+    texts = {c.name: str(c.rule.formula) for c in constraints if isinstance(c, ToolLTLConstraint)}
+    if isinstance(constraints, tuple):  # not a list, which could change under the same identity
+        _RULE_TEXTS[:] = [(constraints, texts)]
+    return texts
+
+
 def state_to_json(
     state: SessionState, constraints: Sequence[Constraint], *, with_messages: bool = True
 ) -> dict[str, Any]:
     """The JSON-safe form of ``state`` (each rule's state with the formula it belongs to);
     without its messages (``with_messages=False``: a store keeps them apart, appending the new
     ones) it holds their number, ``n_messages``."""
-    rules = {c.name: str(c.rule.formula) for c in constraints if isinstance(c, ToolLTLConstraint)}
+    rules = _rule_texts(constraints)
     memory: dict[str, Any] = {}
     for name, value in state.memory.items():
         if isinstance(value, ToolMonitorState):
             m = value.monitors
-            memory[name] = {
+            entry = {
                 "kind": "ltl",
                 "rule": rules.get(name, ""),
-                "formulas": [str(f) for f in m.formulas],
-                "labels": sorted(m.labels),
+                "formulas": list(map(str, m.formulas)),
+                "labels": sorted(m.labels) if m.labels else [],
                 "t": m.t,
                 "sums": dict(value.sums),
-                **({} if value.seen is None else {"seen": value.seen.to_json()}),
             }
+            if value.seen is not None:
+                entry["seen"] = value.seen.to_json()
+            memory[name] = entry
         elif isinstance(value, CommitFailure):
             memory[name] = {"kind": "failed", "error": value.error}
         elif value is not None:
@@ -159,7 +178,7 @@ def _read(
         wanted = f"messages from index {len(prefix)} (those before are held)"
         raise ConfigError(f"{where}: expected {wanted}, found them from index {start}")
     messages = prefix + conversation_from(data["messages"], f"{where}: messages")
-    rules = {c.name: str(c.rule.formula) for c in constraints if isinstance(c, ToolLTLConstraint)}
+    rules = _rule_texts(constraints)
     removed = [
         name
         for name, entry in saved.items()
