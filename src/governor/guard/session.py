@@ -55,9 +55,9 @@ import contextvars
 import functools
 import hashlib
 import json
+import os
 import threading
 import time
-import uuid
 import weakref
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import Executor
@@ -689,7 +689,7 @@ class GuardSession:
             data = state_to_json(state, constraints, with_messages=False)
             log = None if self._log is None else self._log[0]
             if log is None or start < len(before):  # earlier messages rewritten: a new log
-                log = uuid.uuid4().hex
+                log = os.urandom(16).hex()  # 128 random bits (uuid4 costs more for fewer)
             data["log"] = log
             self.store.save(self.id, data, record, messages=(start, new))  # type: ignore[call-arg]
             self._log = (log, state.messages)
