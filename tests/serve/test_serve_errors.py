@@ -172,9 +172,11 @@ def test_a_chat_without_a_session_opens_one_and_a_check_without_one_is_refused(
     assert_error(c.post("/v1/checks", json={"candidate": "x"}), 400, "missing_session")
     assert_error(c.post("/v1/checks", json={"session": "s", "candidate": 3}), 400, "invalid_type")
     too_long = c.post(
-        "/v1/chat/completions", json={"messages": HI, "metadata": {"governor_session": "u" * 500}}
+        "/v1/chat/completions", json={"messages": HI, "metadata": {"governor_session": "u" * 201}}
     )
-    assert_error(too_long, 400, None, "session id")
+    assert_error(too_long, 400, None, "session id: expected printable text of 1 to 200")
+    longest = {"governor_session": "u" * 200}
+    assert c.post("/v1/chat/completions", json={"messages": HI, "metadata": longest}).is_success
 
 
 def test_a_huge_body_is_refused_before_it_is_parsed(make_client: Maker) -> None:
