@@ -772,7 +772,8 @@ class GuardSession:
         user: str | None = None,
     ) -> GuardReply:
         start = time.perf_counter()
-        if self.state.paused or self.state.ended:
+        state = self.state
+        if state.acts and (state.paused or state.ended):  # (no act: neither)
             return self._held(start)
         given = conversation_from(messages)
         request = _fingerprint(tools, sampling)
