@@ -120,6 +120,23 @@ def test_the_digest_text_is_stable_and_takes_anything(writer: str) -> None:
     assert jt.digest_text([{"a": 1}]) != jt.digest_text([{"a": 2}])
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        [{"type": "function", "function": {"name": "f", "parameters": {"b": 1, "a": [1.5]}}}],
+        {"é": "ü\u2028", "z": None, "a": [True, -0.0, 1e300, 2**63 - 1]},
+        [_Point(), _Colour.RED, _Named.A, uuid.UUID(int=7), datetime.date(2024, 1, 2)],
+        {"a": {"b": math.nan, "c": math.inf}},
+    ],
+    ids=["tools", "text and numbers", "objects orjson writes", "non-finite"],
+)
+def test_the_digest_text_of_string_keys_is_the_full_writers(value: Any) -> None:
+    """The quick first write (no default, string keys only) gives the full writer's bytes."""
+    assert jt.orjson is not None
+    full = jt.orjson.dumps(value, default=str, option=jt._DIGEST)
+    assert jt.digest_text(value) == full
+
+
 def test_real_states_and_records_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
     taken: list[bool] = []
     fast = jt._fast

@@ -32,6 +32,7 @@ if orjson is not None:
     _PASS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
     _SORT = _PASS | orjson.OPT_SORT_KEYS
     _DIGEST = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+    _SORTED_ONLY = orjson.OPT_SORT_KEYS
 
 
 def _fast(value: Any, option: int) -> bytes | None:
@@ -180,6 +181,10 @@ def digest_text(value: Any) -> bytes:
     hold, as ``str``); the same value gives the same bytes in every process of one
     installation. Never raises but for nesting too deep for the standard library."""
     if orjson is not None:
+        try:  # string keys and what orjson writes (most values): the same text, sooner
+            return orjson.dumps(value, option=_SORTED_ONLY)
+        except TypeError:
+            pass
         try:
             return orjson.dumps(value, default=str, option=_DIGEST)
         except Exception:  # e.g. an integer past 64 bits, nesting orjson does not take

@@ -11,8 +11,9 @@ exception), so other requests go on meanwhile. Code that may block any other way
 in-process, a network store, an embedding model) must not run so: the guard decides per
 policy whether every stage of its step is fit (:func:`governor.guard.facade.Guard` ``on_loop``),
 and runs it on its worker threads otherwise. The greenlet runs in a copy of the caller's
-context, so context variables (LLM-call counting, a stage's deadline) work as on a thread.
-Needs the ``greenlet`` package (in the ``[serve]`` extra): :func:`available` says whether it is
+context, so context variables (LLM-call counting, a stage's deadline) work as on a thread. A
+greenlet whose call ended serves the next one (a new greenlet costs several times the switches
+of a call); it holds nothing of a call once that ended. Needs the ``greenlet`` package (in the ``[serve]`` extra): :func:`available` says whether it is
 installed. Imports only the standard library and greenlet.
 """
 
