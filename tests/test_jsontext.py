@@ -120,6 +120,23 @@ def test_the_digest_text_is_stable_and_takes_anything(writer: str) -> None:
     assert jt.digest_text([{"a": 1}]) != jt.digest_text([{"a": 2}])
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        [{"type": "function", "function": {"name": "f", "parameters": {"b": 1, "a": [1.5]}}}],
+        {"é": "ü\u2028", "z": None, "a": [True, -0.0, 1e300, 2**63 - 1]},
+        [_Point(), _Colour.RED, _Named.A, uuid.UUID(int=7), datetime.date(2024, 1, 2)],
+        {"a": {"b": math.nan, "c": math.inf}},
+    ],
+    ids=["tools", "text and numbers", "objects orjson writes", "non-finite"],
+)
+def test_the_digest_text_of_string_keys_is_the_full_writers(value: Any) -> None:
+    """The quick first write (no default, string keys only) gives the full writer's bytes."""
+    assert jt.orjson is not None
+    full = jt.orjson.dumps(value, default=str, option=jt._DIGEST)
+    assert jt.digest_text(value) == full
+
+
 def test_real_states_and_records_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
     taken: list[bool] = []
     fast = jt._fast
@@ -176,3 +193,84 @@ def test_read_json_reads_what_json_loads_reads(writer: str, raw: bytes) -> None:
 def test_read_json_refuses_what_json_loads_refuses(writer: str, raw: bytes) -> None:
     with pytest.raises(ValueError):
         jt.read_json(raw)
+
+
+def _reference(text: str) -> Any:
+    """What the standard library's reader with a check on every object gives (or raises)."""
+    try:
+        return ("value", repr(jt._KEYS_ONCE.decode(text)))
+    except jt.DuplicateKeyError as exc:
+        return ("twice", exc.key)
+    except (ValueError, RecursionError) as exc:
+        return ("error", type(exc).__name__)
+
+
+def _read(text: str) -> Any:
+    try:
+        return ("value", repr(jt.read_keys_once(text)))
+    except jt.DuplicateKeyError as exc:
+        return ("twice", exc.key)
+    except (ValueError, RecursionError) as exc:
+        return ("error", type(exc).__name__)
+
+
+KEYS_ONCE_OR_NOT = [
+    '{"a": 1, "b": {"c": [1, {"d": "x"}]}}',
+    '{"a": 1, "a": 2}',
+    '{"a": {"b": 1, "b": 1}}',
+    '[{"k": "v"}, {"k": "v", "k": "w"}]',
+    '{"a": "time: 10:30", "b": "http://x"}',  # colons in strings: counted on both sides
+    '{"a": "x", "a": "y:z"}',  # the dropped value held a colon
+    '{"a:b": 1, "a:b": 2}',  # the key named twice holds a colon
+    '{"a": 1, "b\\u003a": 2}',  # an escaped colon: left to the full reader
+    '{"a": "\\u003A", "a": 1}',  # an escaped colon beside a key named twice
+    '{"a\\u0022": 1, "a\\"": 2}',  # the same key written two ways
+    '{"é": 1, "\\u00e9": 2}',
+    '{"n": 123456789012345678901234567890, "n": 1}',  # past 64 bits: the standard library's
+    '{"x": NaN, "x": 1}',  # orjson refuses NaN: the standard library decides
+    '{"x": [' + "[" * 300 + "]" * 300 + '], "x": 1}',  # deeper than orjson writes
+    '{"x": [' + "[" * 300 + "]" * 300 + "]}",
+    '{"a": 1,}',
+    "",
+]
+
+
+@pytest.mark.parametrize("text", KEYS_ONCE_OR_NOT)
+def test_read_keys_once_reads_and_refuses_what_the_checked_reader_does(
+    writer: str, text: str
+) -> None:
+    assert _read(text) == _reference(text)
+
+
+def test_keys_shown_once_never_shows_a_text_with_a_key_named_twice() -> None:
+    """Random objects, some with a key named twice at some depth, colons in keys and values
+    (some escaped): whenever orjson's reading shows each key once, the full reader agrees, and
+    read_keys_once gives the same value or error as the full reader."""
+    import random
+
+    rng = random.Random(20260411)
+    pieces = ["a", "b", ":", "\\u003a", "\\u003A", "é", "x:y", "\\\\u003a", " "]
+
+    def text_of(depth: int) -> str:
+        kind = rng.random()
+        if depth > 3 or kind < 0.3:
+            return '"' + "".join(rng.choices(pieces, k=rng.randint(0, 3))) + '"'
+        if kind < 0.45:
+            return "[" + ", ".join(text_of(depth + 1) for _ in range(rng.randint(0, 3))) + "]"
+        keys = ['"' + "".join(rng.choices(pieces, k=rng.randint(1, 2))) + '"' for _ in range(3)]
+        chosen = [rng.choice(keys) for _ in range(rng.randint(0, 4))]
+        return "{" + ", ".join(f"{k}: {text_of(depth + 1)}" for k in chosen) + "}"
+
+    shown = twice = 0
+    for _ in range(3000):
+        text = text_of(0)
+        want = _reference(text)
+        if want[0] == "error":
+            continue
+        twice += want[0] == "twice"
+        assert _read(text) == want, text
+        if jt.keys_shown_once(text, jt.orjson.loads(text)):
+            shown += 1
+            assert want[0] == "value", text
+            assert jt.keys_shown_once(text.encode(), jt.orjson.loads(text))
+    assert shown > 500 and twice > 300  # both kinds were met often

@@ -131,3 +131,66 @@ def test_a_stage_runs_in_place_on_the_loop_under_its_deadline() -> None:
     (here, deadline), late_message = asyncio.run(run_on_loop(step))
     assert here and deadline is not None and deadline > time.monotonic()
     assert "propose: expected an answer within 0.01 s, found one" in late_message
+
+
+def test_calls_in_turn_reuse_a_runner_and_share_nothing_but_it() -> None:
+    """A finished call's runner serves the next: each call sees its own caller's context, not
+    what an earlier call set; a call that raised leaves it fit to serve; the runner holds no
+    value, argument or exception of a call once it has ended."""
+    import gc
+    import weakref
+
+    import greenlet
+
+    from governor import on_loop as module
+
+    class Value:
+        pass
+
+    runners: list[object] = []
+    kept: list[weakref.ref[Value]] = []
+
+    def step(n: int) -> Value:
+        runners.append(greenlet.getcurrent())
+        seen = WHO.get()
+        WHO.set(f"set by call {n}")
+        await_here(asyncio.sleep(0))
+        if n == 2:
+            raise KeyError(f"call {n} saw {seen}")
+        value = Value()
+        kept.append(weakref.ref(value))
+        value.seen = seen  # type: ignore[attr-defined]
+        return value
+
+    async def main() -> list[str]:
+        out = []
+        for n in range(4):
+            WHO.set(f"caller {n}")
+            try:
+                out.append((await run_on_loop(step, n)).seen)
+            except KeyError as exc:
+                out.append(str(exc))
+        return out
+
+    assert asyncio.run(main()) == ["caller 0", "caller 1", "'call 2 saw caller 2'", "caller 3"]
+    assert len({id(r) for r in runners}) == 1  # one runner, reused
+    gc.collect()
+    assert all(ref() is None for ref in kept)  # no call's value is held after it ended
+    assert len(module._idle.runners) <= module.IDLE_RUNNERS
+
+
+def test_runners_are_kept_up_to_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As many runners as calls at once; past IDLE_RUNNERS, finished ones are let go."""
+    from governor import on_loop as module
+
+    monkeypatch.setattr(module, "IDLE_RUNNERS", 3)
+    monkeypatch.setattr(module._idle, "runners", [], raising=False)
+
+    def step() -> None:
+        await_here(asyncio.sleep(0.01))
+
+    async def many() -> None:
+        await asyncio.gather(*(run_on_loop(step) for _ in range(10)))
+
+    asyncio.run(many())
+    assert len(module._idle.runners) == 3

@@ -10,7 +10,7 @@ datetimes, UUIDs, enums), so its text is kept only when it reads back equal to t
 parse and one C comparison); any other value (a refused one, a tuple, a non-string key, an
 integer past 64 bits, nesting orjson does not take) is written by the standard library, which
 raises or gives the text (:func:`exact_bytes`: orjson's text, or None). :func:`read_json` reads JSON text as ``json.loads`` does, with orjson
-where it reads the same value. :func:`read_keys_once` reads it refusing an object that names a key twice. :func:`digest_text` is a stable text for hashing any value.
+where it reads the same value. :func:`read_keys_once` reads it refusing an object that names a key twice (:func:`keys_shown_once`: orjson's reading shows it without a second read). :func:`digest_text` is a stable text for hashing any value.
 Imports the standard library only.
 """
 
@@ -32,6 +32,7 @@ if orjson is not None:
     _PASS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
     _SORT = _PASS | orjson.OPT_SORT_KEYS
     _DIGEST = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+    _SORTED_ONLY = orjson.OPT_SORT_KEYS
 
 
 def _fast(value: Any, option: int) -> bytes | None:
@@ -130,12 +131,48 @@ _KEYS_ONCE = json.JSONDecoder(object_pairs_hook=_keys_once)
 ``json.loads`` with a hook builds a reader per call)."""
 
 
+_COLON_ESCAPE = re.compile(r"\\u003[aA]").search
+_COLON_ESCAPE_BYTES = re.compile(rb"\\u003[aA]").search
+_LONG_DIGITS_TEXT = re.compile("[0-9]{19}").search
+
+
+def keys_shown_once(text: str | bytes, value: Any) -> bool:
+    """Whether ``value``, what orjson read from the JSON ``text``, shows that no object in
+    ``text`` names a key twice; False when it does not show it (then :func:`read_keys_once`
+    decides). Counted in C, without reading ``text`` again: every ``:`` in ``text`` outside a
+    string separates a key from its value, and orjson writes ``value`` with one ``:`` per key
+    of each object and the ``:`` of its strings, nothing else. A key named twice keeps one key
+    (and drops one value, its colons with it), so ``value`` written holds fewer colons than
+    ``text``; equal counts prove each key once. A colon written as an escape (``\\u003a``) is
+    one the count of ``text`` misses: such a text is not shown (nor one orjson does not write:
+    nesting past 254 levels, so a value shown is one the standard library reads too)."""
+    if orjson is None:
+        return False
+    try:
+        written = orjson.dumps(value)
+    except Exception:  # nesting orjson does not write (past 254 levels): not shown
+        return False
+    if isinstance(text, bytes):
+        return text.count(b":") == written.count(b":") and not _COLON_ESCAPE_BYTES(text)
+    return text.count(":") == written.count(b":") and not _COLON_ESCAPE(text)
+
+
 def read_keys_once(text: str) -> Any:
     """The value ``json.loads(text)`` reads, a :class:`DuplicateKeyError` when an object in it
     names a key twice (readers disagree on which value counts: the first, the last, an error;
     the standard reader keeps the last, so ``{"amount": 500, "amount": 10}`` would read as 10
     while another reader sees 500). Malformed text: :class:`json.JSONDecodeError`; nesting past
-    the stack: :class:`RecursionError`."""
+    the stack: :class:`RecursionError`. orjson reads it when it can, without a run of 19 digits
+    (as :func:`read_json`) and with each key shown once (:func:`keys_shown_once`); any other
+    text is read by the standard library with a check on every object."""
+    if orjson is not None and not _LONG_DIGITS_TEXT(text):
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass  # the standard library refuses it too, or reads what orjson refuses (NaN)
+        else:
+            if keys_shown_once(text, value):
+                return value
     return _KEYS_ONCE.decode(text)
 
 
@@ -144,6 +181,10 @@ def digest_text(value: Any) -> bytes:
     hold, as ``str``); the same value gives the same bytes in every process of one
     installation. Never raises but for nesting too deep for the standard library."""
     if orjson is not None:
+        try:  # string keys and what orjson writes (most values): the same text, sooner
+            return orjson.dumps(value, option=_SORTED_ONLY)
+        except TypeError:
+            pass
         try:
             return orjson.dumps(value, default=str, option=_DIGEST)
         except Exception:  # e.g. an integer past 64 bits, nesting orjson does not take

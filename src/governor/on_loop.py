@@ -11,8 +11,9 @@ exception), so other requests go on meanwhile. Code that may block any other way
 in-process, a network store, an embedding model) must not run so: the guard decides per
 policy whether every stage of its step is fit (:func:`governor.guard.facade.Guard` ``on_loop``),
 and runs it on its worker threads otherwise. The greenlet runs in a copy of the caller's
-context, so context variables (LLM-call counting, a stage's deadline) work as on a thread.
-Needs the ``greenlet`` package (in the ``[serve]`` extra): :func:`available` says whether it is
+context, so context variables (LLM-call counting, a stage's deadline) work as on a thread. A
+greenlet whose call ended serves the next one (a new greenlet costs several times the switches
+of a call); it holds nothing of a call once that ended. Needs the ``greenlet`` package (in the ``[serve]`` extra): :func:`available` says whether it is
 installed. Imports only the standard library and greenlet.
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
@@ -37,10 +39,42 @@ def available() -> bool:
     return _greenlet is not None
 
 
+IDLE_RUNNERS = 256
+"""The most runners each thread keeps waiting for a call once theirs ended (a new greenlet costs
+several times the switches of a call)."""
+
+_END = object()
+"""What a runner hands its driver when its call has ended (the end is in its ``ended``)."""
+
+_idle = threading.local()
+"""Each thread's runners waiting for a call (a greenlet switches within its own thread only)."""
+
 if _greenlet is not None:
 
     class _OnLoop(_greenlet.greenlet):
-        """A greenlet :func:`run_on_loop` drives: its ``parent`` awaits what it hands over."""
+        """A greenlet :func:`run_on_loop` drives: its ``parent`` awaits what it hands over. It
+        runs the calls it is given (``call``) one after another, each in a context of its own,
+        and hands :data:`_END` when one has ended, its value or exception in ``ended``; between
+        calls it holds nothing of them."""
+
+        def __init__(self) -> None:
+            super().__init__(self._serve)
+            self.call: tuple[Callable[..., Any], tuple[Any, ...]] | None = None
+            self.ended: tuple[Any, BaseException | None] | None = None
+
+        def _serve(self) -> None:
+            while True:
+                assert self.call is not None
+                fn, args = self.call
+                self.call = None
+                try:
+                    self.ended = (fn(*args), None)
+                except _greenlet.GreenletExit:  # the runner itself is being discarded
+                    raise
+                except BaseException as exc:  # raised by the driver, to run_on_loop's caller
+                    self.ended = (None, exc)
+                del fn, args
+                self.parent.switch(_END)
 
 
 def on_loop() -> bool:
@@ -87,14 +121,28 @@ async def run_on_loop(fn: Callable[..., T], *args: Any) -> T:
     an awaited awaitable (a cancellation included) is raised inside ``fn`` where it awaited."""
     if _greenlet is None:
         raise RuntimeError("run_on_loop: expected the greenlet package ([serve] extra), found none")
-    runner = _OnLoop(fn, _greenlet.getcurrent())
+    idle: list[_OnLoop] | None = getattr(_idle, "runners", None)
+    if idle is None:
+        idle = _idle.runners = []
+    runner = idle.pop() if idle else _OnLoop()
+    runner.parent = _greenlet.getcurrent()
     runner.gr_context = contextvars.copy_context()
-    handed = runner.switch(*args)
-    while not runner.dead:
+    runner.call = (fn, args)
+    handed = runner.switch()
+    while handed is not _END:
+        if runner.dead:  # (only a runner discarded mid-call ends so)
+            raise RuntimeError("run_on_loop: expected the call to end, found its runner gone")
         try:
             value = await handed
         except BaseException as exc:  # into the code that awaited it (it may handle it)
             handed = runner.throw(exc)
         else:
             handed = runner.switch(value)
-    return cast(T, handed)
+    assert runner.ended is not None
+    value, error = runner.ended
+    runner.ended = runner.gr_context = None  # (the call's context variables are not kept)
+    if len(idle) < IDLE_RUNNERS:
+        idle.append(runner)
+    if error is not None:
+        raise error
+    return cast(T, value)

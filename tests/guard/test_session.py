@@ -163,7 +163,35 @@ def test_a_bad_session_id_is_refused() -> None:
         guard.session("", owner="ab" * 32)
     with pytest.raises(ConfigError, match="session id: expected printable text of 1 to 200"):
         guard.session("x" * 201, owner="ab" * 32)
+    with pytest.raises(ConfigError, match="session id: expected printable text of 1 to 200"):
+        guard.session("x" * 201, client=True)  # a client's id, without owner or namespace
+    assert guard.session("x" * 200, client=True).id == "x" * 200
     with pytest.raises(
         ConfigError, match=f"session id: expected printable text of 1 to {MAX_STORED_ID}"
     ):  # stored ids
         guard.session("")
+
+
+def test_each_event_loop_has_one_lock_on_a_session_and_a_dead_loop_none() -> None:
+    import gc
+
+    guard, _ = tool_guard([])
+    s = guard.session("locks")
+
+    async def lock() -> asyncio.Lock:
+        return s._loop_lock()
+
+    first, second = asyncio.new_event_loop(), asyncio.new_event_loop()
+    a = first.run_until_complete(lock())
+    b = second.run_until_complete(lock())
+    assert a is not b
+    assert first.run_until_complete(lock()) is a and second.run_until_complete(lock()) is b
+    first.close()
+    del first
+    gc.collect()
+    third = asyncio.new_event_loop()
+    c = third.run_until_complete(lock())
+    assert c is not a and c is not b and third.run_until_complete(lock()) is c
+    assert second.run_until_complete(lock()) is b
+    second.close()
+    third.close()

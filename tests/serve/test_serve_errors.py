@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
@@ -10,11 +11,14 @@ from typing import Any, ClassVar
 import httpx
 import pytest
 from guard_helpers import TOOLS_POLICY
+from starlette.requests import ClientDisconnect, Request
 
 from governor.backends.scripted import ScriptedBackend
 from governor.guard import Guard, MemoryStore, StoreError, load_policy
 from governor.serve import KeyChecker, create_app, load_key_hashes
+from governor.serve.api_errors import ApiError
 from governor.serve.local import serving
+from governor.serve.schema import read_body
 
 HI = [{"role": "user", "content": "hi"}]
 KEY = "gk-client-key-1"
@@ -172,9 +176,11 @@ def test_a_chat_without_a_session_opens_one_and_a_check_without_one_is_refused(
     assert_error(c.post("/v1/checks", json={"candidate": "x"}), 400, "missing_session")
     assert_error(c.post("/v1/checks", json={"session": "s", "candidate": 3}), 400, "invalid_type")
     too_long = c.post(
-        "/v1/chat/completions", json={"messages": HI, "metadata": {"governor_session": "u" * 500}}
+        "/v1/chat/completions", json={"messages": HI, "metadata": {"governor_session": "u" * 201}}
     )
-    assert_error(too_long, 400, None, "session id")
+    assert_error(too_long, 400, None, "session id: expected printable text of 1 to 200")
+    longest = {"governor_session": "u" * 200}
+    assert c.post("/v1/chat/completions", json={"messages": HI, "metadata": longest}).is_success
 
 
 def test_a_huge_body_is_refused_before_it_is_parsed(make_client: Maker) -> None:
@@ -324,3 +330,55 @@ def test_chat_requests_get_the_same_answers_with_middleware_as_without() -> None
     assert direct == whole
     statuses = [status for status, _, _ in direct]
     assert statuses == [200, 400, 400, 400, 413, 405, 307]
+
+
+def _request(messages: list[dict[str, Any]], wait: float = 0.0) -> Request:
+    """A request whose body arrives as these ASGI messages, each after ``wait`` seconds."""
+    scope = {"type": "http", "method": "POST", "path": "/", "headers": []}
+    queue = list(messages)
+
+    async def receive() -> dict[str, Any]:
+        await asyncio.sleep(wait)
+        if not queue:
+            await asyncio.sleep(3600)
+        return queue.pop(0)
+
+    return Request(scope, receive)
+
+
+def _part(body: bytes, more: bool) -> dict[str, Any]:
+    return {"type": "http.request", "body": body, "more_body": more}
+
+
+def test_a_body_is_read_in_its_parts_up_to_its_limit_and_in_its_time() -> None:
+    parts = [_part(b'{"a"', True), _part(b"", True), _part(b": 1}", False)]
+    assert asyncio.run(read_body(_request(parts), 100, 5.0)) == b'{"a": 1}'
+    with pytest.raises(ApiError) as big:
+        asyncio.run(read_body(_request(parts), 5, 5.0))
+    assert big.value.status == 413
+    with pytest.raises(ApiError) as slow:  # the last part never comes
+        asyncio.run(read_body(_request(parts[:2], wait=0.01), 100, 0.1))
+    assert slow.value.status == 408 and "within 0.1 s" in str(slow.value)
+    with pytest.raises(ClientDisconnect):
+        asyncio.run(read_body(_request([_part(b"{", True), {"type": "http.disconnect"}]), 100))
+
+
+def test_a_read_cancelled_from_elsewhere_stays_cancelled_and_leaves_no_timer() -> None:
+    """Only the deadline's own cancellation is a 408: the caller's goes on as a cancellation
+    (before or after the deadline would have come), and a finished read's timer never fires."""
+
+    async def main() -> tuple[bool, int]:
+        reading = asyncio.create_task(read_body(_request([], wait=0.0), 100, 0.05))
+        await asyncio.sleep(0.01)
+        reading.cancel()
+        try:
+            await reading
+        except asyncio.CancelledError:
+            cancelled = True
+        else:
+            cancelled = False
+        done = await read_body(_request([_part(b"x", False)]), 100, 0.02)
+        await asyncio.sleep(0.05)  # past that read's deadline: nothing is cancelled
+        return cancelled, len(done)
+
+    assert asyncio.run(main()) == (True, 1)

@@ -257,3 +257,23 @@ def test_json_bytes_writes_utf8_and_never_a_nan_token(monkeypatch: pytest.Monkey
     assert json.loads(replies.json_bytes({"a": "é"})) == {"a": "é"}
     with pytest.raises(ValueError):
         replies.json_bytes(value)
+
+
+def test_completion_ids_are_the_openai_shape_unique_and_new_in_a_forked_child() -> None:
+    import os
+    import re
+
+    ids = {replies.completion_id() for _ in range(20_000)}
+    assert len(ids) == 20_000
+    assert all(re.fullmatch(r"chatcmpl-[0-9a-f]{32}", i) for i in ids)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its first id, then out at once
+        os.write(write, replies.completion_id().encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    child = os.read(read, 100).decode()
+    os.close(read)
+    assert re.fullmatch(r"chatcmpl-[0-9a-f]{32}", child)
+    assert child != replies.completion_id()  # (the parent's next: the same without a reseed)

@@ -26,6 +26,7 @@ import weakref
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from governor.backends import backend_from_config
@@ -40,6 +41,7 @@ from governor.guard.mode_observers import GuardSupervision
 from governor.guard.session import MAX_SESSION_MESSAGES, GuardSession
 from governor.guard.spec.guard_policy import GuardPolicy, load_policy
 from governor.guard.stores import MemoryStore, SessionStore
+from governor.guard.summary import violation_kinds
 from governor.guard.upstream import UpstreamPolicy
 from governor.guard.value_constraint import value_fallback
 from governor.observer import Observer
@@ -133,6 +135,9 @@ class Guard:
         rules |= {c.name: c.text for c in constraints if isinstance(c, CALL_CHECKS)}
         fallback = value_fallback(constraints, GuardFallback(policy.fallbacks, rules))
         self.observer = Observer(upstream, constraints, fallback, config=policy.observer)
+        self.kinds = MappingProxyType(violation_kinds(self.observer.constraints))
+        """Each constraint's kind of violation (what every session's summaries name; read only:
+        the sessions share it)."""
         # a session in use is found here (the same object for the same id: one lock); the most
         # recently used idle ones are kept loaded in ``_recent``; the others leave memory
         self._sessions: weakref.WeakValueDictionary[str, GuardSession] = (
@@ -220,19 +225,26 @@ class Guard:
         return self._upstream.reported_model or self.policy.upstream.model or self.backend.name
 
     def session(
-        self, session_id: str, *, owner: str | None = None, namespace: str = ""
+        self,
+        session_id: str,
+        *,
+        owner: str | None = None,
+        namespace: str = "",
+        client: bool = False,
     ) -> GuardSession:
         """The session ``session_id`` (created, or continued from the store, on first use);
         ``owner`` (a client key's digest) namespaces it (:func:`owned_id`): another owner's
         session of the same id is another session; ``namespace`` (at most
         :data:`MAX_NAMESPACE` characters, e.g. a served policy's name and ``:``) goes before
         that. Without either, ``session_id`` is the stored id (what the admin routes name: the
-        prefixes included)."""
+        prefixes included), or with ``client`` a client's id (at most :data:`MAX_SESSION_ID`
+        characters, as with either)."""
         if len(namespace) > MAX_NAMESPACE:
             wanted = f"at most {MAX_NAMESPACE} characters"
             raise ConfigError(f"session namespace: {expected(wanted, namespace)}")
         if owner is None and not namespace:
-            stored = name = client_id(session_id, MAX_STORED_ID)
+            longest = MAX_SESSION_ID if client else MAX_STORED_ID
+            stored = name = client_id(session_id, longest)
         else:
             stored, name = namespace + owned_id(owner, session_id), session_id
         with self._lock:
@@ -249,6 +261,7 @@ class Guard:
                     name=name,
                     max_messages=self.max_session_messages,
                     on_loop=self.on_loop,
+                    kinds=self.kinds,
                 )
                 self._sessions[stored] = found
                 replaced = self._replaced

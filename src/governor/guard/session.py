@@ -164,6 +164,7 @@ class GuardSession:
         name: str | None = None,
         max_messages: int = MAX_SESSION_MESSAGES,
         on_loop: bool = False,
+        kinds: Mapping[str, str] | None = None,
     ) -> None:
         self.id = session_id
         self.on_loop = on_loop
@@ -177,15 +178,20 @@ class GuardSession:
         self.store = store
         self.texts = dict(texts)
         self._state: SessionState | None = None
-        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
-            weakref.WeakKeyDictionary()
+        self._first_loop: tuple[weakref.ref[asyncio.AbstractEventLoop], asyncio.Lock] | None = None
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] | None = (
+            None
         )
         """The calls waiting on each event loop (an asyncio lock serves one loop only; the sync
-        API runs each call on a loop of its own): across loops, the thread lock serialises."""
+        API runs each call on a loop of its own): across loops, the thread lock serialises. The
+        first loop's lock is kept apart (a served session sees the service's loop only), the
+        others' in ``_locks``, made when a second loop calls."""
         self._locks_lock = threading.Lock()
         self._thread_lock = threading.Lock()
         self._executor = executor  # None: asyncio's default pool
-        self.kinds = violation_kinds(observer.constraints)  # for the summaries (.summary)
+        self.kinds = violation_kinds(observer.constraints) if kinds is None else kinds
+        """Each constraint's kind of violation, for the summaries (:mod:`.summary`): ``kinds``
+        when given (its guard's, computed once for all its sessions)."""
         self._pending: tuple[Trajectory, int, Mapping[str, Any], Any, Reply] | None = None
         """A streamed step's reply not yet wholly sent: committed by :meth:`delivered`."""
         self._undelivered: Reply | None = None
@@ -430,9 +436,18 @@ class GuardSession:
         """The running event loop's lock on this session's calls."""
         loop = asyncio.get_running_loop()
         with self._locks_lock:
-            lock = self._locks.get(loop)
+            first, others = self._first_loop, self._locks
+            if first is not None and first[0]() is loop:
+                return first[1]
+            lock = None if others is None else others.get(loop)
             if lock is None:
-                lock = self._locks[loop] = asyncio.Lock()
+                lock = asyncio.Lock()
+                if first is None:
+                    self._first_loop = (weakref.ref(loop), lock)
+                else:  # (a loop is kept in one place only: the first, or here)
+                    if others is None:
+                        others = self._locks = weakref.WeakKeyDictionary()
+                    others[loop] = lock
             return lock
 
     def _inline_ready(self) -> bool:
@@ -757,7 +772,8 @@ class GuardSession:
         user: str | None = None,
     ) -> GuardReply:
         start = time.perf_counter()
-        if self.state.paused or self.state.ended:
+        state = self.state
+        if state.acts and (state.paused or state.ended):  # (no act: neither)
             return self._held(start)
         given = conversation_from(messages)
         request = _fingerprint(tools, sampling)

@@ -49,7 +49,6 @@ from starlette.types import Receive, Scope, Send
 
 from governor.errors import BackendError, ConfigError, LimitError
 from governor.guard import Guard, GuardSession, StoreError
-from governor.guard.facade import owned_id
 from governor.guard.release import StreamEnd
 from governor.serve.admin import Admin, AdminKey
 from governor.serve.api_errors import ApiError, bad_request, error_response
@@ -211,11 +210,9 @@ class Service:
     async def _session(self, served: Served, owner: str | None, session_id: str) -> GuardSession:
         """The owner's session ``session_id`` under ``served``; a new one counted against the
         session quota."""
-        guard, namespace = served.guard, served.namespace
-        if owner is None and not namespace:
-            session = guard.session(owned_id(None, session_id))
-        else:
-            session = guard.session(session_id, owner=owner, namespace=namespace)
+        session = served.guard.session(
+            session_id, owner=owner, namespace=served.namespace, client=True
+        )
         if self.new_sessions is not None and await session.new():
             self.new_sessions.take(owner)
         return session

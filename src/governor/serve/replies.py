@@ -11,8 +11,9 @@ orjson when it is installed. Imports starlette's response type and the guard's p
 from __future__ import annotations
 
 import json
+import os
+import random
 import time
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -53,8 +54,16 @@ class Answer(Protocol):
     def summary(self) -> Mapping[str, Any]: ...
 
 
+_IDS = random.Random()  # seeded from os.urandom
+os.register_at_fork(after_in_child=_IDS.seed)  # a forked worker draws ids of its own
+
+
 def completion_id() -> str:
-    return f"chatcmpl-{uuid.uuid4().hex}"
+    """``chatcmpl-`` and 32 hex digits, 128 bits drawn from a generator this process seeded from
+    the system's randomness (a forked child seeds its own), so no two replies share one; drawn
+    without a system call (``uuid4`` reads ``os.urandom`` each time). Not secret, and need not
+    be: it names a reply to the client that got it and grants nothing."""
+    return f"chatcmpl-{_IDS.getrandbits(128):032x}"
 
 
 def assistant_message(reply: Reply) -> dict[str, Any]:
