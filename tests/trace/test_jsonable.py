@@ -268,7 +268,29 @@ def test_a_decision_record_is_what_one_walk_of_the_whole_record_makes() -> None:
         {"reply": {"content": None, "tool_calls": [{"id": "c1"}]}, "user": "u"},
         {"deep": deep, "cyclic": cyclic, "level": Level.HIGH, "n": np.int64(7), 3: {4.5}},
     ]
-    for decision in decisions:
+    refusal = Verdict.reject("tone", 1.5, "too sharp", margin=math.inf)
+    refused = Attempt((Candidate(Reply("no"), "no", None, -0.5),), ((refusal,),), None, None, None)
+    invalid = Candidate.invalid("{", "parse: ValueError: bad")
+    decisions += [
+        Decision(
+            DecisionKind.REGENERATE,
+            None,
+            (refusal,),
+            feedback=feedback,
+            attempts=(refused, Attempt((invalid,), ((),), feedback, None, RejectionCause.ERROR)),
+        ),
+        Decision(
+            DecisionKind.FALLBACK,
+            Reply("sorry"),
+            (),
+            reason="nothing admissible",
+            cause=RejectionCause.EMPTY,
+            attempts=(refused,),
+            latency={"propose": -math.inf},
+            errors=("check: RuntimeError: x", "store: OSError: disk"),
+        ),
+    ]
+    for decision in [*decisions, *decisions]:  # the second time with its verdicts met before
         for extra in extras:
             for episode, t in (("e", 3), (Level.HIGH, np.int64(4))):
                 made = decision_record(decision, episode=episode, t=t, extra=extra)
