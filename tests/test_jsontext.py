@@ -7,6 +7,8 @@ import datetime
 import enum
 import json
 import math
+import random
+import struct
 import uuid
 from typing import Any
 
@@ -41,6 +43,9 @@ REFUSED = [
     math.nan,
     {"a": math.inf},
     [1, -math.inf],
+    ((0.5, -math.nan),),
+    [math.inf, math.inf, {"again": math.inf}],  # one float object met three times
+    [-1, {"x": [-129, math.nan]}],
     _Point(),
     {"p": [_Point()]},
     _Colour.RED,
@@ -52,8 +57,31 @@ REFUSED = [
     b"bytes",
 ]
 
+
+class _Odd(int, enum.Enum):
+    """An int enum whose value is not its number (orjson writes the value, json the number)."""
+
+    A = 1
+
+    def __new__(cls, n: int) -> _Odd:
+        member = int.__new__(cls, n)
+        member._value_ = "one"
+        return member
+
+
+class _Text(str):
+    pass
+
+
+class _Half(float, enum.Enum):
+    A = 0.5
+
+
 WRITTEN = [
     {"b": 1, "a": [1.5, -0.0, 1e-7, 1e300, True, False, None, "x"]},
+    {"n": [-1, -129, -(2**63), 2**64 - 1, 255, 0x7FF0], "f": [-1e308, 5e-324, -2.5]},
+    {"odd": _Odd.A, "int": enum.IntEnum("N", "A").A, "half": _Half.A, "t": _Text("k")},
+    {_Text("key"): 1, "tuple": (1.5, ("x",)), "del": "\x7f\xff\U0001f600"},
     {"é": "ü\u2028\x00", "nested": {"z": {"y": [[], {}]}}},
     (1, (2, [3])),  # tuples are arrays
     {1: "a", 2: "b", 10: "c"},  # keys the standard library turns into text
@@ -138,15 +166,19 @@ def test_the_digest_text_of_string_keys_is_the_full_writers(value: Any) -> None:
 
 
 def test_real_states_and_records_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each state and record is shown plain by marshal's walk, never read back."""
     taken: list[bool] = []
-    fast = jt._fast
+    plain = jt._plain
 
-    def spy(value: Any, option: int) -> bytes | None:
-        out = fast(value, option)
-        taken.append(out is not None)
-        return out
+    def spy(value: Any) -> bool:
+        taken.append(plain(value))
+        return taken[-1]
 
-    monkeypatch.setattr(jt, "_fast", spy)
+    def unexpected(value: Any, option: int) -> bytes | None:
+        raise AssertionError(f"read back: {value!r}")
+
+    monkeypatch.setattr(jt, "_plain", spy)
+    monkeypatch.setattr(jt, "_fast", unexpected)
     store = MemoryStore()
     guard, _ = tool_guard(
         [call("read_secret", key="k"), call("send_email", to="x"), "I won't."], store=store
@@ -166,6 +198,46 @@ def test_a_store_refuses_a_state_that_is_not_json(writer: str, bad: Any) -> None
     with pytest.raises(StoreError, match="expected JSON-safe state"):
         store.save("s", {"t": 1}, {"latency": bad})
     assert store.load("s") is None
+
+
+def _random_tree(rng: Any, depth: int = 0) -> Any:
+    """A random value of JSON's types, tuples too, with floats of any 64 bits (NaNs and
+    infinities among them) and ints of either sign."""
+    pick = rng.randrange(9 if depth < 4 else 5)
+    if pick == 0:
+        return struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0]
+    if pick == 1:
+        return rng.choice([math.inf, -math.inf, math.nan, 0.1, -2.5, 1e308])
+    if pick == 2:
+        return rng.randrange(-(2**63), 2**64)
+    if pick == 3:
+        return "".join(chr(rng.choice([0x41, 0x7F, 0xE9, 0xFF, 0x2028, 0x1F600])) for _ in "abc")
+    if pick == 4:
+        return rng.choice([None, True, False])
+    items = [_random_tree(rng, depth + 1) for _ in range(rng.randrange(4))]
+    if pick in (5, 6):
+        return {f"k{i}\x7f": v for i, v in enumerate(items)}
+    return items if pick == 7 else tuple(items)
+
+
+def test_random_values_are_written_or_refused_as_the_standard_library_does() -> None:
+    """orjson's text, kept without a reading back when marshal's walk shows a value plain,
+    reads as the standard library's text; a value holding a NaN or an infinity is never shown
+    plain, and is refused."""
+    rng = random.Random(7)
+    for k in range(3000):
+        value = _random_tree(rng)
+        try:
+            want = json.loads(json.dumps(value, sort_keys=True, allow_nan=False))
+        except ValueError:
+            want = ValueError
+        if want is ValueError:
+            assert not jt._plain(value), k
+            assert _error(jt.sorted_text, value) is ValueError, k
+            assert _error(jt.compact_bytes, value) is ValueError, k
+        else:
+            assert json.loads(jt.sorted_text(value)) == want, k
+            assert json.loads(jt.compact_bytes(value)) == want, k
 
 
 READ_AS_THE_STANDARD_LIBRARY = [

@@ -6,10 +6,13 @@ the standard library otherwise, with the standard library's strictness either wa
 allow_nan=False)``: each raises the ``TypeError`` or ``ValueError`` the standard library raises
 for a value it refuses (NaN, infinities, objects such as dataclasses, enums, datetimes). orjson
 writes some of those where the standard library refuses them (NaN as ``null``, dataclasses,
-datetimes, UUIDs, enums), so its text is kept only when it reads back equal to the value (one C
-parse and one C comparison); any other value (a refused one, a tuple, a non-string key, an
-integer past 64 bits, nesting orjson does not take) is written by the standard library, which
-raises or gives the text (:func:`exact_bytes`: orjson's text, or None). :func:`read_json` reads JSON text as ``json.loads`` does, with orjson
+datetimes, UUIDs, enums), so its text is kept only when it provably holds what the standard
+library writes: when the value is made of exact dicts with string keys, lists, tuples, strings,
+ints, bools, None and finite floats (:func:`_plain`: marshal's C walk, no parse), or else when it
+reads back equal to the value (one C parse and one C comparison); any other value (a refused
+one, a non-string key, an integer past 64 bits, nesting orjson does not take) is written by the
+standard library, which raises or gives the text (:func:`exact_bytes`: orjson's text when it
+reads back equal, or None). :func:`read_json` reads JSON text as ``json.loads`` does, with orjson
 where it reads the same value. :func:`read_keys_once` reads it refusing an object that names a key twice (:func:`keys_shown_once`: orjson's reading shows it without a second read). :func:`digest_text` is a stable text for hashing any value.
 Imports the standard library only.
 """
@@ -17,6 +20,7 @@ Imports the standard library only.
 from __future__ import annotations
 
 import json
+import marshal
 import re
 from typing import Any
 
@@ -44,11 +48,51 @@ def _fast(value: Any, option: int) -> bytes | None:
         return None
 
 
+def _strict(value: Any, option: int) -> bytes | None:
+    """orjson's text of ``value`` when it holds what the standard library writes (the same
+    value, arrays for tuples): proven by :func:`_plain` without reading it back, else by
+    :func:`_fast`'s reading; None when neither shows it."""
+    try:
+        # subclasses of str, int, dict and list refused (orjson would write them as their base)
+        out = orjson.dumps(value, option=option | orjson.OPT_PASSTHROUGH_SUBCLASS)
+        plain = _plain(value)
+    except Exception:  # refused by orjson or marshal: an enum, a UUID, a subclass, ...
+        return _fast(value, option)
+    if plain:
+        return out
+    try:  # a float that may not be finite: orjson wrote it as null
+        return out if orjson.loads(out) == value else None
+    except Exception:
+        return None
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value``, which orjson writes with subclasses refused, is made of exact builtin
+    types and holds no NaN or infinity; raises ValueError for a type marshal does not write.
+
+    marshal (format 4) writes objects of exact builtin types only: a subclass, an enum, a UUID
+    or an ``orjson.Fragment`` (which orjson writes as something else) is refused, and what
+    else marshal takes (bytes, sets, complex numbers, code, numpy values) orjson refuses; so
+    what both write is exact dicts, lists, tuples, strings, ints, bools, None and floats.
+    marshal writes each float once as its 8 IEEE 754 bytes, least significant first; those of
+    a NaN or an infinity end in a byte of F0-FF and then 7F or FF, which UTF-8 text never
+    holds. When no 7F or FF byte follows one of F0-FF, every float is finite; where one does
+    (a negative int, say) the answer is False, never wrongly True."""
+    data = marshal.dumps(value, 4)
+    for last in (0x7F, 0xFF):
+        at = data.find(last, 1)
+        while at != -1:
+            if data[at - 1] >= 0xF0:
+                return False
+            at = data.find(last, at + 1)
+    return True
+
+
 def sorted_text(value: Any) -> str:
     """JSON text of ``value`` with sorted keys (compact and UTF-8 when orjson writes it); raises
     what ``json.dumps(value, sort_keys=True, allow_nan=False)`` raises."""
     if orjson is not None:
-        out = _fast(value, _SORT)
+        out = _strict(value, _SORT)
         if out is not None:
             return out.decode("utf-8")
     return _SORTED.encode(value)
@@ -58,7 +102,7 @@ def compact_bytes(value: Any) -> bytes:
     """Compact UTF-8 JSON of ``value``, keys in their order; raises what ``json.dumps(value,
     ensure_ascii=False, allow_nan=False)`` raises."""
     if orjson is not None:
-        out = _fast(value, _PASS)
+        out = _strict(value, _PASS)
         if out is not None:
             return out
     return _COMPACT.encode(value).encode("utf-8")

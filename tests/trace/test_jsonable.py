@@ -106,6 +106,34 @@ def test_each_verdict_record_is_its_own_dict_with_the_severity_by_name() -> None
     assert first[0]["descriptor"] == second[0]["descriptor"] == "warm"
 
 
+def test_a_verdict_met_again_in_later_records_has_the_record_of_its_fields_then() -> None:
+    """Verdict records kept across decision records (checks memoise their verdicts) equal a
+    fresh conversion of each verdict as it is when the record is made; each record gets its own
+    dicts; a verdict holding a mutable value is converted again each time; a kept verdict's id
+    is not taken by a new verdict while it is kept."""
+
+    def fresh(v: Verdict) -> dict[str, Any]:
+        return {**to_jsonable(v), "severity": v.severity.name}
+
+    memo = Verdict.allow("tone", margin=-math.inf, descriptor="warm")
+    repair = {"path": "a"}
+    mutable = Verdict.reject("write", 1.0, descriptor="no", repair=repair)
+    decision = Decision(DecisionKind.EXECUTE, "hi", (memo, mutable))
+    one = decision_record(decision, episode="e", t=1)
+    repair["path"] = "b"
+    two = decision_record(decision, episode="e", t=2)
+    assert one["verdicts"] == [fresh(memo), {**fresh(mutable), "repair": {"path": "a"}}]
+    assert two["verdicts"] == [fresh(memo), fresh(mutable)]
+    assert two["verdicts"][1]["repair"] == {"path": "b"}
+    one["verdicts"][0]["descriptor"] = "changed"
+    assert decision_record(decision, episode="e", t=3)["verdicts"][0] == fresh(memo)
+    for k in range(3000):  # many short-lived verdicts: ids reused once a verdict is gone
+        v = Verdict.allow(f"rule{k % 7}", margin=float(k), confidence=k % 5 / 4)
+        rows = decision_record(Decision(DecisionKind.EXECUTE, "a", (v,)), episode="e", t=k)
+        assert rows["verdicts"] == [fresh(v)], k
+        del v
+
+
 @dataclasses.dataclass
 class Row:
     a: Any
@@ -240,7 +268,29 @@ def test_a_decision_record_is_what_one_walk_of_the_whole_record_makes() -> None:
         {"reply": {"content": None, "tool_calls": [{"id": "c1"}]}, "user": "u"},
         {"deep": deep, "cyclic": cyclic, "level": Level.HIGH, "n": np.int64(7), 3: {4.5}},
     ]
-    for decision in decisions:
+    refusal = Verdict.reject("tone", 1.5, "too sharp", margin=math.inf)
+    refused = Attempt((Candidate(Reply("no"), "no", None, -0.5),), ((refusal,),), None, None, None)
+    invalid = Candidate.invalid("{", "parse: ValueError: bad")
+    decisions += [
+        Decision(
+            DecisionKind.REGENERATE,
+            None,
+            (refusal,),
+            feedback=feedback,
+            attempts=(refused, Attempt((invalid,), ((),), feedback, None, RejectionCause.ERROR)),
+        ),
+        Decision(
+            DecisionKind.FALLBACK,
+            Reply("sorry"),
+            (),
+            reason="nothing admissible",
+            cause=RejectionCause.EMPTY,
+            attempts=(refused,),
+            latency={"propose": -math.inf},
+            errors=("check: RuntimeError: x", "store: OSError: disk"),
+        ),
+    ]
+    for decision in [*decisions, *decisions]:  # the second time with its verdicts met before
         for extra in extras:
             for episode, t in (("e", 3), (Level.HIGH, np.int64(4))):
                 made = decision_record(decision, episode=episode, t=t, extra=extra)

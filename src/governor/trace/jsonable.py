@@ -33,6 +33,11 @@ def to_jsonable(obj: Any, depth: int = 0) -> Any:
     up to 256 bytes). Non-finite floats become the strings ``"NaN"``, ``"Infinity"`` and
     ``"-Infinity"``. Anything else, a cycle, or nesting deeper than 64 becomes its ``repr``.
     """
+    cls = type(obj)
+    if cls in _AS_IS:  # as _jsonable does first, without a set made for nothing
+        return obj
+    if cls is float:
+        return _float(obj)
     return _jsonable(obj, depth, set())
 
 

@@ -7,6 +7,7 @@ rebuilds the decision for replay.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -78,24 +79,49 @@ def decision_record(
 
 class _VerdictRecords:
     """Verdicts as JSON-safe dicts (severity by name), each verdict object converted once (the
-    executed action's verdicts are also a row of its attempt); each record its own dict."""
+    executed action's verdicts are also a row of its attempt); each record its own dicts.
+
+    Checks memoise their verdicts (the same objects come back step after step), so the record of
+    a verdict whose fields are all immutable scalars is also kept across records
+    (:data:`_KEPT`); any other verdict is converted once per record."""
 
     def __init__(self) -> None:
         self._done: dict[int, tuple[Verdict, dict[str, Any]]] = {}  # the verdict keeps its id
 
     def row(self, verdicts: Iterable[Verdict]) -> list[dict[str, Any]]:
         """The records of ``verdicts``, in order."""
-        done, out = self._done, []
+        kept, out = _KEPT, []
         for v in verdicts:
-            got = done.get(id(v))
+            got = kept.get(id(v))  # held there, so no other object has its id
             if got is None:
-                if type(v) is Verdict:  # its fields but the severity converted, that by name
-                    record = fields_jsonable(v, {"severity": v.severity.name})
-                else:
-                    record = {**to_jsonable(v), "severity": v.severity.name}
-                got = done[id(v)] = v, record
-            out.append(got[1].copy())
+                got = self._done.get(id(v))
+                if got is None:
+                    got = self._convert(v)
+            out.append(got[1].copy())  # (its values are scalars)
         return out
+
+    def _convert(self, v: Verdict) -> tuple[Verdict, dict[str, Any]]:
+        if type(v) is Verdict:  # its fields but the severity converted, that by name
+            record = fields_jsonable(v, {"severity": v.severity.name})
+        else:
+            record = {**to_jsonable(v), "severity": v.severity.name}
+        got = v, record
+        if type(v) is Verdict and all(type(getattr(v, f)) in _SCALARS for f in _VERDICT_FIELDS):
+            if len(_KEPT) >= _MAX_KEPT:
+                _KEPT.clear()
+            _KEPT[id(v)] = got
+        else:
+            self._done[id(v)] = got
+        return got
+
+
+_VERDICT_FIELDS = tuple(f.name for f in dataclasses.fields(Verdict))
+_SCALARS = frozenset({str, float, int, bool, type(None), Severity, RejectionCause})
+"""Exact immutable types: a frozen verdict whose fields are all of them always has one record."""
+_KEPT: dict[int, tuple[Verdict, dict[str, Any]]] = {}
+"""The records of the verdicts of such fields met lately, by the verdict's id; the verdict is
+held with its record (so its id is not reused while it is here). Cleared when full."""
+_MAX_KEPT = 1024
 
 
 def decision_from_record(record: Mapping[str, Any]) -> Decision:
