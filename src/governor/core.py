@@ -41,7 +41,7 @@ class Severity(IntEnum):
     CRITICAL = 3
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Verdict:
     """One constraint's judgement of one candidate action.
 
@@ -187,7 +187,7 @@ class Verdict:
 # --------------------------------------------------------------------------- candidates, steps
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Candidate(Generic[A]):
     """An action proposed by a policy, with the raw text it came from when a model wrote it.
 
@@ -214,7 +214,7 @@ class FeedbackKind(StrEnum):
     FORCED = "forced"  # asks the policy to regenerate now
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Feedback:
     """What the observer tells the base policy, built from verdict descriptors."""
 
@@ -243,7 +243,7 @@ class RejectionCause(StrEnum):
     LOOKAHEAD = "lookahead_failure"  # locally admissible, but rollouts reach an unsafe region
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Step:
     """One executed step: what was seen, what was done, what came of it."""
 
@@ -364,7 +364,7 @@ class Fallback(ABC):
 # --------------------------------------------------------------------------- decisions
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Attempt:
     """One round of proposal and judgement inside a step."""
 
@@ -375,7 +375,7 @@ class Attempt:
     cause: RejectionCause | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Decision:
     """What the observer decided for one step, and everything it based the decision on."""
 
