@@ -28,6 +28,9 @@ from governor.usage import Usage
 
 A = TypeVar("A")
 
+_NO_DEVIATION = 0.0
+_FULL_CONFIDENCE = 1.0
+
 
 # --------------------------------------------------------------------------- verdicts
 
@@ -126,12 +129,31 @@ class Verdict:
         constraint: str,
         *,
         margin: float | None = None,
-        deviation: float = 0.0,
-        confidence: float = 1.0,
+        deviation: float = _NO_DEVIATION,
+        confidence: float = _FULL_CONFIDENCE,
         descriptor: str = "",
         severity: Severity = Severity.LOW,
     ) -> Verdict:
-        """Admissible; a positive ``deviation`` means within tolerance (implicit feedback)."""
+        """Admissible; a positive ``deviation`` means within tolerance (implicit feedback).
+        A plain admission (no argument but the name) is made once per name and shared (it is
+        immutable)."""
+        if (
+            deviation is _NO_DEVIATION
+            and confidence is _FULL_CONFIDENCE
+            and margin is None
+            and severity is Severity.LOW
+            and not descriptor
+            and type(descriptor) is str
+            and type(constraint) is str
+            and cls is Verdict
+        ):
+            plain = _ALLOWED.get(constraint)
+            if plain is None:
+                plain = cls(constraint, True, deviation, margin, confidence, descriptor, severity)
+                if len(_ALLOWED) >= _ALLOWED_LIMIT:
+                    _ALLOWED.clear()
+                _ALLOWED[constraint] = plain
+            return plain
         return cls(constraint, True, deviation, margin, confidence, descriptor, severity)
 
     @classmethod
@@ -182,6 +204,11 @@ class Verdict:
     def needs_feedback(self) -> bool:
         """Accepted, but past the boundary within tolerance: worth an implicit note."""
         return self.admissible and self.deviation > 0.0
+
+
+_ALLOWED: dict[str, Verdict] = {}
+"""The plain admission of each constraint name (:meth:`Verdict.allow` with the name alone)."""
+_ALLOWED_LIMIT = 4096
 
 
 # --------------------------------------------------------------------------- candidates, steps
