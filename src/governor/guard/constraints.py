@@ -106,7 +106,7 @@ class ToolLTLConstraint(LTLConstraint):
         )
         self._what_if: dict[tuple[Any, ...], Verdict] = {}
         self._steps: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-        self._start: MonitorSetState | None = None
+        self._start: ToolMonitorState | None = None
         self._predicted: tuple[Trajectory, dict[int, tuple[Any, Any]]] | None = None
         """The labels predicted after the trajectory checked last, by the id of each action."""
         self._judges: tuple[Checks, bool, bool] | None = None
@@ -116,12 +116,12 @@ class ToolLTLConstraint(LTLConstraint):
     # for the inherited check, so these two overrides widen what the base class keeps.
     def initial_state(self, observation: Any) -> ToolMonitorState:  # type: ignore[override]
         """The memory of a new session: the monitors after the start (no labels: the same for
-        every observation, computed once; immutable, so every session shares it) and sums of
-        its own."""
+        every observation) and no sums, made once: no one changes a state or its sums (a
+        commit makes new ones), so every session starts from the same one."""
         start = self._start
         if start is None:
-            start = self._start = self.monitors.start(frozenset())
-        return ToolMonitorState(start, {})
+            start = self._start = ToolMonitorState(self.monitors.start(frozenset()), {})
+        return start
 
     def memory(self, traj: Trajectory) -> ToolMonitorState:
         """This rule's state in ``traj`` (the initial one before anything was kept)."""
