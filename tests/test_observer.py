@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from governor.arbiter import Arbiter
 from governor.backends.base import Message
 from governor.backends.scripted import ScriptedBackend
 from governor.config import ObserverConfig
@@ -25,6 +26,7 @@ from governor.core import (
     NoMoreProposals,
     Policy,
     RejectionCause,
+    Severity,
     Step,
     Trajectory,
     Verdict,
@@ -568,3 +570,44 @@ def test_a_call_refused_by_an_open_circuit_is_counted_as_failed():
     _, d = decide(FailsFast(), [], Constant(0))
     assert d.kind is DecisionKind.FALLBACK
     assert d.total_usage.failed == 1 and d.total_usage.calls == 0
+
+
+_VERDICTS = st.one_of(
+    st.builds(
+        lambda name, conf: Verdict.allow(name, confidence=conf),
+        st.sampled_from("abc"),
+        st.sampled_from([0.0, 0.2, 0.5, 0.9, 1.0]),
+    ),
+    st.builds(lambda name: Verdict.allow(name), st.sampled_from("abc")),
+    st.builds(
+        lambda name, dev: Verdict.reject(name, dev, "no"),
+        st.sampled_from("abc"),
+        st.sampled_from([0.0, 1.0, 2.5]),
+    ),
+    st.builds(lambda name: Verdict.failed(name, "broken"), st.sampled_from("abc")),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.booleans(), st.lists(_VERDICTS, max_size=4)), min_size=1, max_size=4),
+    st.sampled_from([0.0, 0.3, 0.6, 1.0]),
+)
+def test_intersection_arbitration_reads_each_row_once_with_the_same_result(
+    table: list[tuple[bool, list[Verdict]]], min_confidence: float
+):
+    candidates = [Candidate("act") if ok else Candidate.invalid("x", "bad") for ok, _ in table]
+    rows = [tuple(row) for _, row in table]
+    arbiter = Arbiter(ObserverConfig(min_confidence=min_confidence))
+    assert arbiter.mode == "intersection"
+    assert arbiter.arbitrate(candidates, rows) == arbiter._voted(candidates, rows)
+
+
+def test_a_plain_admission_is_one_shared_verdict_and_any_other_is_its_own():
+    plain = Verdict.allow("brevity")
+    assert Verdict.allow("brevity") is plain
+    assert plain == Verdict("brevity", True, 0.0, None, 1.0, "", Severity.LOW)
+    noted = Verdict.allow("brevity", descriptor="pending")
+    assert noted is not plain and noted.descriptor == "pending"
+    assert Verdict.allow("brevity", deviation=0.5).deviation == 0.5
+    assert Verdict.allow("other") is not plain and Verdict.allow("other").constraint == "other"

@@ -52,6 +52,14 @@ class Arbiter:
     def arbitrate(
         self, candidates: Sequence[Candidate[object]], rows: Sequence[Sequence[Verdict]]
     ) -> Arbitration:
+        if self.mode == "intersection":
+            return self._intersection(candidates, rows)
+        return self._voted(candidates, rows)
+
+    def _voted(
+        self, candidates: Sequence[Candidate[object]], rows: Sequence[Sequence[Verdict]]
+    ) -> Arbitration:
+        """:meth:`arbitrate` in any mode, from :meth:`_admits` and :meth:`_confidence`."""
         confidences = tuple(
             self._confidence(row) if cand.valid else 0.0
             for cand, row in zip(candidates, rows, strict=True)
@@ -67,6 +75,47 @@ class Arbiter:
         if not confident:
             return Arbitration(admissible, None, RejectionCause.LOW_CONFIDENCE, 0.0, confidences)
         return Arbitration(admissible, confident[0], None, confidences[confident[0]], confidences)
+
+    def _intersection(
+        self, candidates: Sequence[Candidate[object]], rows: Sequence[Sequence[Verdict]]
+    ) -> Arbitration:
+        """:meth:`arbitrate` in ``intersection`` mode: each row read once (whether every
+        verdict admits, none failed, and the least confidence of those that admit)."""
+        if len(candidates) != len(rows):
+            raise ValueError(
+                f"arbitrate: expected one row of verdicts per candidate ({len(candidates)}),"
+                f" found {len(rows)}"
+            )
+        confidences: list[float] = []
+        admissible: list[int] = []
+        for i, cand in enumerate(candidates):
+            if not cand.valid:
+                confidences.append(0.0)
+                continue
+            row = rows[i]
+            least: float | None = None
+            admits = True
+            for v in row:
+                if v.error is not None:
+                    admits = False
+                if v.admissible:
+                    c = v.confidence
+                    if least is None or c < least:
+                        least = c
+                else:
+                    admits = False
+            confidences.append(least if least is not None else 0.0 if row else 1.0)
+            if admits:
+                admissible.append(i)
+        if not admissible:
+            cause = self._empty_cause(candidates, rows)
+            return Arbitration((), None, cause, 0.0, tuple(confidences))
+        for i in admissible:
+            if confidences[i] >= self.min_confidence:
+                return Arbitration(tuple(admissible), i, None, confidences[i], tuple(confidences))
+        return Arbitration(
+            tuple(admissible), None, RejectionCause.LOW_CONFIDENCE, 0.0, tuple(confidences)
+        )
 
     def _weight(self, verdict: Verdict) -> float:
         return self.weights.get(verdict.constraint, 1.0)

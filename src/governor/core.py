@@ -28,6 +28,9 @@ from governor.usage import Usage
 
 A = TypeVar("A")
 
+_NO_DEVIATION = 0.0
+_FULL_CONFIDENCE = 1.0
+
 
 # --------------------------------------------------------------------------- verdicts
 
@@ -41,7 +44,7 @@ class Severity(IntEnum):
     CRITICAL = 3
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Verdict:
     """One constraint's judgement of one candidate action.
 
@@ -126,12 +129,31 @@ class Verdict:
         constraint: str,
         *,
         margin: float | None = None,
-        deviation: float = 0.0,
-        confidence: float = 1.0,
+        deviation: float = _NO_DEVIATION,
+        confidence: float = _FULL_CONFIDENCE,
         descriptor: str = "",
         severity: Severity = Severity.LOW,
     ) -> Verdict:
-        """Admissible; a positive ``deviation`` means within tolerance (implicit feedback)."""
+        """Admissible; a positive ``deviation`` means within tolerance (implicit feedback).
+        A plain admission (no argument but the name) is made once per name and shared (it is
+        immutable)."""
+        if (
+            deviation is _NO_DEVIATION
+            and confidence is _FULL_CONFIDENCE
+            and margin is None
+            and severity is Severity.LOW
+            and not descriptor
+            and type(descriptor) is str
+            and type(constraint) is str
+            and cls is Verdict
+        ):
+            plain = _ALLOWED.get(constraint)
+            if plain is None:
+                plain = cls(constraint, True, deviation, margin, confidence, descriptor, severity)
+                if len(_ALLOWED) >= _ALLOWED_LIMIT:
+                    _ALLOWED.clear()
+                _ALLOWED[constraint] = plain
+            return plain
         return cls(constraint, True, deviation, margin, confidence, descriptor, severity)
 
     @classmethod
@@ -184,10 +206,15 @@ class Verdict:
         return self.admissible and self.deviation > 0.0
 
 
+_ALLOWED: dict[str, Verdict] = {}
+"""The plain admission of each constraint name (:meth:`Verdict.allow` with the name alone)."""
+_ALLOWED_LIMIT = 4096
+
+
 # --------------------------------------------------------------------------- candidates, steps
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Candidate(Generic[A]):
     """An action proposed by a policy, with the raw text it came from when a model wrote it.
 
@@ -214,7 +241,7 @@ class FeedbackKind(StrEnum):
     FORCED = "forced"  # asks the policy to regenerate now
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Feedback:
     """What the observer tells the base policy, built from verdict descriptors."""
 
@@ -243,7 +270,7 @@ class RejectionCause(StrEnum):
     LOOKAHEAD = "lookahead_failure"  # locally admissible, but rollouts reach an unsafe region
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Step:
     """One executed step: what was seen, what was done, what came of it."""
 
@@ -364,7 +391,7 @@ class Fallback(ABC):
 # --------------------------------------------------------------------------- decisions
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Attempt:
     """One round of proposal and judgement inside a step."""
 
@@ -375,7 +402,7 @@ class Attempt:
     cause: RejectionCause | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Decision:
     """What the observer decided for one step, and everything it based the decision on."""
 

@@ -16,7 +16,7 @@ import threading
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Usage:
     """LLM calls and tokens; added up per stage, per step, per episode."""
 

@@ -58,7 +58,7 @@ class TokenLogprob:
     top: tuple[tuple[str, float], ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Completion:
     """One completion: its text ('' when it only calls tools) and its tool calls."""
 
@@ -85,7 +85,7 @@ class ChatRequest:
     it holds them exactly (:func:`~governor.jsontext.exact_bytes`); None otherwise."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ChatResult:
     """The completions of one request. ``usage.calls`` counts the requests it took (retries too)."""
 

@@ -23,7 +23,7 @@ MAX_ARGUMENTS_CHARS = 65_536
 """The longest ``arguments`` text of one tool call that is read (a longer one is refused)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolCall:
     """One function call: its id, the function's name, its arguments as JSON text of an object
     (as the OpenAI API sends them; read them with :meth:`args`)."""
@@ -111,7 +111,7 @@ def _json_kind(value: Any) -> str:
     return "number"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Message:
     """One message of a conversation. An assistant message may call tools (its content may then
     be empty); a ``tool`` message answers the call ``tool_call_id``."""

@@ -101,6 +101,8 @@ class OfferedToolsConstraint(Constraint):
             names = self.declared
         else:
             names = tuple(n for n in self.declared if n in asked)
+        if not self.hidden:
+            return names
         return tuple(n for n in names if n not in self.hidden)
 
     def check(self, traj: Trajectory, action: Any) -> Verdict:

@@ -52,7 +52,7 @@ from governor.overlays.features.dialogue import Dialogue, Turn
 from governor.overlays.rules import Overlay
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolMonitorState:
     """One rule's memory: its monitor's state, the running sums of its propositions and, when
     they ask where a value came from, the provenance index (:mod:`.provenance`)."""
@@ -106,7 +106,7 @@ class ToolLTLConstraint(LTLConstraint):
         )
         self._what_if: dict[tuple[Any, ...], Verdict] = {}
         self._steps: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-        self._start: MonitorSetState | None = None
+        self._start: ToolMonitorState | None = None
         self._predicted: tuple[Trajectory, dict[int, tuple[Any, Any]]] | None = None
         """The labels predicted after the trajectory checked last, by the id of each action."""
         self._judges: tuple[Checks, bool, bool] | None = None
@@ -116,12 +116,12 @@ class ToolLTLConstraint(LTLConstraint):
     # for the inherited check, so these two overrides widen what the base class keeps.
     def initial_state(self, observation: Any) -> ToolMonitorState:  # type: ignore[override]
         """The memory of a new session: the monitors after the start (no labels: the same for
-        every observation, computed once; immutable, so every session shares it) and sums of
-        its own."""
+        every observation) and no sums, made once: no one changes a state or its sums (a
+        commit makes new ones), so every session starts from the same one."""
         start = self._start
         if start is None:
-            start = self._start = self.monitors.start(frozenset())
-        return ToolMonitorState(start, {})
+            start = self._start = ToolMonitorState(self.monitors.start(frozenset()), {})
+        return start
 
     def memory(self, traj: Trajectory) -> ToolMonitorState:
         """This rule's state in ``traj`` (the initial one before anything was kept)."""
@@ -155,17 +155,19 @@ class ToolLTLConstraint(LTLConstraint):
         return found[0]
 
     def _labelled(
-        self, traj: Trajectory, step: Step, mem: ToolMonitorState, action: Reply
-    ) -> tuple[frozenset[str], dict[str, float], Seen | None]:
+        self, traj: Trajectory, step: Step, mem: ToolMonitorState
+    ) -> tuple[frozenset[str], Mapping[str, float], Seen | None]:
         """The labels, sums and provenance index at ``step``: those predicted for this very
         action after this very trajectory when it was the last one checked (the checks just
-        before the commit; the objects are held, so identity is sameness), else computed."""
+        before the commit; the objects are held, so identity is sameness), else computed. The
+        sums are never changed once made (each labelling makes new ones), so states share
+        them."""
         last = self._predicted
         if last is not None and last[0] is traj and step.observation is traj.observation:
             hit = last[1].get(id(step.action))
             if hit is not None and hit[0] is step.action:
-                labels, sums, seen = hit[1]
-                return labels, dict(sums), seen
+                return hit[1]
+        action = step.action if isinstance(step.action, Reply) else Reply(str(step.action))
         return self.vocabulary.labels(mem.sums, action, messages_of(step.observation), mem.seen)
 
     def _read_checks(self) -> tuple[Checks, bool, bool]:
@@ -233,8 +235,7 @@ class ToolLTLConstraint(LTLConstraint):
         mem = traj.memory.get(self.name)
         if type(mem) is not ToolMonitorState:
             mem = self.memory(traj)
-        action = step.action if isinstance(step.action, Reply) else Reply(str(step.action))
-        labels, sums, seen = self._labelled(traj, step, mem, action)
+        labels, sums, seen = self._labelled(traj, step, mem)
         # the next formulas are a function of the formulas and the labels: memoised (a replayed
         # history steps the same few states over and over)
         state = mem.monitors

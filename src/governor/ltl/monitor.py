@@ -62,7 +62,7 @@ def _frozen(labels: AbstractSet[str]) -> frozenset[str]:
     return frozenset(labels)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MonitorState:
     """A monitor after ``t`` positions: the obligation left, its verdict, the last labels."""
 
@@ -131,7 +131,7 @@ class Monitor:
         return MonitorVerdict.OK if state.verdict is MonitorVerdict.OK else MonitorVerdict.VIOLATED
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MonitorSetState:
     """Every monitor of a set after ``t`` positions, in the set's order."""
 

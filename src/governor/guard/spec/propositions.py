@@ -225,6 +225,12 @@ class Vocabulary:
     )
     """The plain labels of recent actions, by the ids of the action and of the messages
     before it (None: a proposition raised on it)."""
+    _narrowed: dict[frozenset[str], frozenset[str]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+    """The plain labels of recent actions as this vocabulary's own (what :meth:`labels` gives a
+    vocabulary of plain propositions only), by the labels of the whole: each the same object
+    for every action labelled alike, its hash computed once."""
 
     @property
     def names(self) -> frozenset[str]:
@@ -277,10 +283,11 @@ class Vocabulary:
         seen: Seen | None = None,
         *,
         kept: bool = True,
-    ) -> tuple[frozenset[str], dict[str, float], Seen | None]:
+    ) -> tuple[frozenset[str], Mapping[str, float], Seen | None]:
         """The propositions true at the position of ``action`` after the messages ``before``,
         the running sums and the provenance index after it (``sums`` and ``seen`` are left as
-        they were; ``seen`` None: start an index when these propositions read one). Without
+        they were, and are what is given back when no proposition adds to them: no one changes
+        either; ``seen`` None: start an index when these propositions read one). Without
         ``kept`` (an action and messages no other rule reads), the plain labels are not read
         from, nor kept in, the vocabulary this one was restricted from."""
         _, names, others = self._plain
@@ -288,8 +295,14 @@ class Vocabulary:
         shared = None if whole is None else whole.plain_labels(action, before)
         if shared is None:
             return self._evaluated(self.props, set(), sums, action, before, seen)
-        if not others:  # (no sums, no index)
-            return shared & names, dict(sums), seen
+        if not others:  # (no sums, no index: both as they were)
+            narrowed = self._narrowed
+            own = narrowed.get(shared)
+            if own is None:
+                if len(narrowed) >= PLAIN_MEMO_LIMIT:
+                    narrowed.clear()
+                own = narrowed[shared] = shared & names
+            return own, sums, seen
         return self._evaluated(others, set(shared & names), sums, action, before, seen)
 
     def plain_labels(self, action: Reply, before: Sequence[Message]) -> frozenset[str] | None:
