@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import http.client
 import socket
 import struct
 import threading
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TypeVar
 
@@ -623,3 +625,30 @@ def test_request_lines_kept_written_are_the_checked_ones_and_bounded() -> None:
         client.request_bytes("POST", "/p0 HTTP/1.1\r\nX: y", b"{}")
     with pytest.raises(ValueError, match="method without control characters"):
         client.request_bytes("POST\r\n", "/p0", b"{}")
+
+
+def test_a_settled_answer_is_freed_without_the_cycle_collector(
+    serve: Callable[[Script], Upstream], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parser and the answer it calls back refer to each other; the answer lets go of the
+    parser once settled, so each exchange's objects go by reference counting alone."""
+    made: list[weakref.ref[object]] = []
+
+    class Watched(plain_http._Answer):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            made.append(weakref.ref(self))
+
+    monkeypatch.setattr(plain_http, "_Answer", Watched)
+    upstream = serve(answering(OK))
+
+    async def three(client: AsyncPlainHttp) -> list[bytes]:
+        return [(await get(client))[2] for _ in range(3)]
+
+    gc.collect()
+    gc.disable()
+    try:
+        assert run(upstream, three) == [b'{"a": "hi"}'] * 3
+        assert len(made) == 3 and [ref() for ref in made] == [None] * 3
+    finally:
+        gc.enable()

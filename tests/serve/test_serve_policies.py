@@ -6,6 +6,7 @@ through the official client."""
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import logging
@@ -25,7 +26,7 @@ from rich.console import Console
 from serve_helpers import TOOLS, TOOLS_POLICY, tool_call
 
 from governor.cli import build_parser
-from governor.cli.serve import build_app, watch_policies
+from governor.cli.serve import YOUNG_OBJECTS, _settle_heap, build_app, watch_policies
 from governor.errors import ConfigError
 from governor.serve.local import serving
 from governor.serve.policies import ServedPolicies
@@ -416,3 +417,17 @@ def test_the_admin_routes_name_a_session_by_its_policy(files: Path) -> None:
     assert (
         unknown.status_code == 404 and "served policy's name" in unknown.json()["error"]["message"]
     )
+
+
+def test_the_heap_is_settled_before_serving() -> None:
+    """What was loaded at start is frozen out of the collector's view, and the youngest objects
+    are collected every YOUNG_OBJECTS, not every 700 (the older generations as they were)."""
+    before = gc.get_threshold()
+    try:
+        _settle_heap()
+        assert gc.get_threshold() == (YOUNG_OBJECTS, before[1], before[2])
+        assert before[0] < YOUNG_OBJECTS
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)

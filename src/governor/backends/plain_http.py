@@ -406,6 +406,7 @@ class _Connection(asyncio.Protocol):
             return await waiter
         finally:
             late.cancel()
+            answer.release()
 
     def fit(self) -> bool:
         """Whether an idle connection can carry a request: open, and nothing to read (the end
@@ -518,6 +519,14 @@ class _Answer:
         else:  # the body ends with the connection
             self.keep_alive = False
             self.waiter.set_result((self.status, self.headers, bytes(self.body)))
+
+    def release(self) -> None:
+        """Let go of the parser once the answer is settled: the parser calls this answer back
+        and this answer holds the parser, a cycle that reference counting alone cannot free.
+        Anything fed later is only noted (:meth:`feed` reads a settled answer's bytes as extra,
+        without the parser)."""
+        if self.waiter.done():
+            del self.parser
 
     def late(self) -> None:
         """The deadline passed."""
