@@ -27,7 +27,7 @@ from governor.errors import expected
 from governor.files import json_loads
 from governor.guard import Sampling
 from governor.guard.choices import MAX_CHOICES
-from governor.jsontext import DuplicateKeyError, keys_shown_once, read_keys_once
+from governor.jsontext import DuplicateKeyError, keys_shown_once, long_digits, read_keys_once
 from governor.serve.api_errors import ApiError, bad_request
 
 MAX_BODY_BYTES = 1_000_000
@@ -123,7 +123,9 @@ async def _read_body(request: Request, limit: int) -> bytes:
 
 def parse_json(raw: bytes) -> dict[str, Any]:
     """``raw`` as a JSON object (orjson when installed: strict UTF-8, nesting bounded); 400 when
-    it is not one."""
+    it is not one. Its value is what ``json.loads`` reads: a body with a run of 19 digits (an
+    integer orjson may read past 64 bits, as a float) is read again by the standard library,
+    so each integer is an ``int`` of the value the client sent."""
     try:
         data = orjson.loads(raw) if orjson is not None else json_loads(raw)
     except (UnicodeDecodeError, ValueError) as exc:
@@ -132,22 +134,23 @@ def parse_json(raw: bytes) -> dict[str, Any]:
         ) from None
     if not isinstance(data, dict):
         raise bad_request(f"body: {expected('a JSON object', data)}", code="invalid_json")
-    _each_key_once(raw, data)
-    return data
+    return _each_key_once(raw, data)
 
 
-def _each_key_once(raw: bytes, data: dict[str, Any]) -> None:
+def _each_key_once(raw: bytes, data: dict[str, Any]) -> dict[str, Any]:
     """A 400 when an object of the body names a key twice: JSON readers disagree on which value
     counts (the first, the last, an error), so a proxy in front of the service and the service
     could read one request two ways (``role``, ``model``, a session's id). orjson's reading
     ``data`` shows most bodies free of it (:func:`keys_shown_once`: colons counted, a few
     microseconds); any other body is read once more, by the standard library with a hook on
     every object (about 15 us for a small request, twice the main read for a large one). The
-    body is already known to be valid JSON (so UTF-8)."""
-    if keys_shown_once(raw, data):
-        return
+    body is already known to be valid JSON (so UTF-8). The value given back is ``data``, or
+    the standard library's reading where orjson's may hold a float for a long integer."""
+    exact = orjson is None or not long_digits(raw)
+    if exact and keys_shown_once(raw, data):
+        return data
     try:
-        read_keys_once(raw.decode("utf-8"))
+        value = read_keys_once(raw.decode("utf-8"))
     except DuplicateKeyError as exc:
         raise bad_request(
             f"body: expected each key once in a JSON object, found {exc.key[:64]!r} twice",
@@ -161,6 +164,7 @@ def _each_key_once(raw: bytes, data: dict[str, Any]) -> None:
             " nested too deeply to check",
             code="invalid_json",
         ) from None
+    return data if exact else value
 
 
 def _type(body: dict[str, Any], key: str, kinds: tuple[type, ...], what: str) -> Any:
