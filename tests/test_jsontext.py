@@ -8,6 +8,7 @@ import enum
 import json
 import math
 import random
+import re
 import struct
 import uuid
 from typing import Any
@@ -346,3 +347,14 @@ def test_keys_shown_once_never_shows_a_text_with_a_key_named_twice() -> None:
             assert want[0] == "value", text
             assert jt.keys_shown_once(text.encode(), jt.orjson.loads(text))
     assert shown > 500 and twice > 300  # both kinds were met often
+
+
+def test_long_digits_finds_a_run_of_19_digits_exactly_where_a_pattern_does() -> None:
+    rng = random.Random(7)
+    pattern = re.compile(rb"[0-9]{19}")
+    for _ in range(3000):
+        raw = bytes(rng.choice(b"0123456789:a\xd9\x80") for _ in range(rng.randint(0, 60)))
+        assert jt.long_digits(raw) == bool(pattern.search(raw)), raw
+    assert jt.long_digits(b'{"n": 1234567890123456789}')
+    arabic_indic = "\u0661".encode() * 30  # digits to str.isdigit, not to JSON
+    assert not jt.long_digits(b'{"n": 123456789012345678, "m": "' + arabic_indic + b'"}')

@@ -126,11 +126,6 @@ def is_json(value: Any) -> bool:
     return True
 
 
-_LONG_DIGITS = re.compile(rb"[0-9]{19}").search
-"""A run of digits as long as an integer orjson may read past 64 bits (as a float, where the
-standard library reads an ``int``)."""
-
-
 _ZEROS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 """A byte table turning every digit into ``0`` and every other byte into a space."""
 _RUN = b"0" * 19
@@ -152,7 +147,7 @@ def read_json(raw: bytes) -> Any:
     mark, nesting past 1,024 levels) goes to the standard library, which reads or refuses it as
     ever. (Nesting is the one bound that differs: orjson reads up to 1,024 levels, the standard
     library as deep as the caller's stack leaves it, under 1,000.)"""
-    if orjson is not None and not _LONG_DIGITS(raw):
+    if orjson is not None and not long_digits(raw):
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -190,7 +185,6 @@ _KEYS_ONCE = json.JSONDecoder(object_pairs_hook=_keys_once)
 
 _COLON_ESCAPE = re.compile(r"\\u003[aA]").search
 _COLON_ESCAPE_BYTES = re.compile(rb"\\u003[aA]").search
-_LONG_DIGITS_TEXT = re.compile("[0-9]{19}").search
 
 
 def keys_shown_once(text: str | bytes, value: Any) -> bool:
@@ -222,7 +216,7 @@ def read_keys_once(text: str) -> Any:
     the stack: :class:`RecursionError`. orjson reads it when it can, without a run of 19 digits
     (as :func:`read_json`) and with each key shown once (:func:`keys_shown_once`); any other
     text is read by the standard library with a check on every object."""
-    if orjson is not None and not _LONG_DIGITS_TEXT(text):
+    if orjson is not None and not long_digits(text.encode("utf-8", "surrogatepass")):
         try:
             value = orjson.loads(text)
         except orjson.JSONDecodeError:
