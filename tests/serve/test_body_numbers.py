@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from governor.guard import Reply, ToolCall, policy_from_mapping
 from governor.serve.api_errors import ApiError
 from governor.serve.schema import parse_json
 
@@ -56,3 +57,28 @@ def test_a_body_with_a_long_integer_is_refused_as_any_other_malformed_body(raw: 
     with pytest.raises(ApiError) as caught:
         parse_json(raw)
     assert caught.value.status == 400
+
+
+def test_an_account_one_past_the_trusted_one_is_not_read_as_the_trusted_one() -> None:
+    """The harm of a float: 18446744073709551617 read as 18446744073709551616.0 equals the
+    trusted account 18446744073709551616, so a rule against any other account would admit a
+    transfer to the client's account, which the agent then pays exactly."""
+    trusted = 2**64
+    policy = policy_from_mapping(
+        {
+            "propositions": {
+                "elsewhere": {
+                    "tool": "transfer",
+                    "where": {"path": "to", "not_equals": trusted},
+                }
+            }
+        }
+    )
+    raw = (
+        b'{"candidate": {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",'
+        b' "function": {"name": "transfer", "arguments": {"to": 18446744073709551617}}}]}}'
+    )
+    call = ToolCall.from_dict(parse_json(raw)["candidate"]["tool_calls"][0], "candidate")
+    assert call.args() == {"to": trusted + 1}
+    labels, _, _ = policy.vocabulary.labels({}, Reply(None, (call,)), ())
+    assert labels == {"elsewhere"}
