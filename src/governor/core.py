@@ -19,7 +19,7 @@ import math
 import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from enum import IntEnum, StrEnum
 from types import MappingProxyType
 from typing import Any, Generic, TypeVar
@@ -268,6 +268,44 @@ class RejectionCause(StrEnum):
     TIMEOUT = "time_budget_exceeded"
     ERROR = "stage_error"
     LOOKAHEAD = "lookahead_failure"  # locally admissible, but rollouts reach an unsafe region
+
+
+V = TypeVar("V")
+
+
+_VERDICT_FIELDS = tuple(f.name for f in fields(Verdict))
+
+
+class VerdictMemo(Generic[V]):
+    """Values made from verdicts, kept across calls for verdicts (exact :class:`Verdict`) whose
+    fields are all exact immutable scalars: checks memoise their verdicts, so the same objects
+    come back step after step, and such a verdict's value never changes. Keyed by the verdict's
+    id, the verdict held with its value (so no other object has that id while it is kept); at
+    most ``limit`` entries, cleared when full."""
+
+    _IMMUTABLE = frozenset({str, float, int, bool, type(None), Severity, RejectionCause})
+
+    def __init__(self, limit: int = 1024) -> None:
+        self.limit = limit
+        self._kept: dict[int, tuple[Verdict, V]] = {}
+
+    def get(self, v: Verdict) -> V | None:
+        """The value kept for ``v``; None when none is."""
+        got = self._kept.get(id(v))
+        return None if got is None else got[1]
+
+    def keep(self, v: Verdict, value: V) -> bool:
+        """Keep ``value`` for ``v`` when ``v``'s fields are all exact immutable scalars; whether
+        it was kept."""
+        if type(v) is not Verdict:
+            return False
+        immutable = self._IMMUTABLE
+        if not all(type(getattr(v, f)) in immutable for f in _VERDICT_FIELDS):
+            return False
+        if len(self._kept) >= self.limit:
+            self._kept.clear()
+        self._kept[id(v)] = v, value
+        return True
 
 
 @dataclass(frozen=True, slots=True)

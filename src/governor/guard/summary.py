@@ -24,7 +24,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from governor.core import Decision, DecisionKind, RejectionCause, Severity, Verdict
+from governor.core import Decision, DecisionKind, Severity, Verdict, VerdictMemo
 from governor.guard.exchange import Reply
 from governor.guard.value_constraint import public_descriptor
 from governor.supervision import SupervisorDecision, activity_violations
@@ -42,9 +42,9 @@ def verdict_summary(v: Verdict) -> dict[str, Any]:
     """A verdict as the judge of a candidate the client sent itself (a check): everything but
     the detail a descriptor keeps for the decision record (the values a safety value found:
     :func:`~.value_constraint.public_descriptor`). Each call its own dict."""
-    got = _KEPT.get(id(v))  # held there, so no other object has its id
-    if got is not None:
-        return got[1].copy()  # (its values are scalars)
+    kept = _KEPT.get(v)
+    if kept is not None:
+        return kept.copy()  # (its values are scalars)
     summary = {
         "constraint": v.constraint,
         "admissible": v.admissible,
@@ -53,20 +53,12 @@ def verdict_summary(v: Verdict) -> dict[str, Any]:
         "severity": _SEVERITY_NAMES[v.severity],
         "error": v.error,
     }
-    if type(v) is Verdict and all(type(getattr(v, f)) in _SCALARS for f in _FIELDS):
-        if len(_KEPT) >= _MAX_KEPT:
-            _KEPT.clear()
-        _KEPT[id(v)] = v, summary.copy()
+    _KEPT.keep(v, summary.copy())
     return summary
 
 
-_FIELDS = tuple(f.name for f in dataclasses.fields(Verdict))
-_SCALARS = frozenset({str, float, int, bool, type(None), Severity, RejectionCause})
-_KEPT: dict[int, tuple[Verdict, dict[str, Any]]] = {}
-"""The summaries of verdicts met lately whose fields are all exact immutable scalars (checks
-memoise their verdicts: the same come back step after step), by the verdict's id; the verdict
-is held with its summary (so its id is not reused while it is here). Cleared when full."""
-_MAX_KEPT = 1024
+_KEPT: VerdictMemo[dict[str, Any]] = VerdictMemo()
+"""The summaries of verdicts met lately that always have one summary."""
 
 
 def verdicts_summary(verdicts: Sequence[Verdict]) -> dict[str, Any]:

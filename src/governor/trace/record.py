@@ -7,7 +7,6 @@ rebuilds the decision for replay.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -21,6 +20,7 @@ from governor.core import (
     RejectionCause,
     Severity,
     Verdict,
+    VerdictMemo,
 )
 from governor.errors import ConfigError, expected
 from governor.trace.jsonable import fields_jsonable, from_json_float, to_jsonable
@@ -90,38 +90,27 @@ class _VerdictRecords:
 
     def row(self, verdicts: Iterable[Verdict]) -> list[dict[str, Any]]:
         """The records of ``verdicts``, in order."""
-        kept, out = _KEPT, []
+        out = []
         for v in verdicts:
-            got = kept.get(id(v))  # held there, so no other object has its id
-            if got is None:
-                got = self._done.get(id(v))
-                if got is None:
-                    got = self._convert(v)
-            out.append(got[1].copy())  # (its values are scalars)
+            record = _KEPT.get(v)
+            if record is None:
+                done = self._done.get(id(v))
+                record = self._convert(v) if done is None else done[1]
+            out.append(record.copy())  # (its values are scalars)
         return out
 
-    def _convert(self, v: Verdict) -> tuple[Verdict, dict[str, Any]]:
+    def _convert(self, v: Verdict) -> dict[str, Any]:
         if type(v) is Verdict:  # its fields but the severity converted, that by name
             record = fields_jsonable(v, {"severity": v.severity.name})
         else:
             record = {**to_jsonable(v), "severity": v.severity.name}
-        got = v, record
-        if type(v) is Verdict and all(type(getattr(v, f)) in _SCALARS for f in _VERDICT_FIELDS):
-            if len(_KEPT) >= _MAX_KEPT:
-                _KEPT.clear()
-            _KEPT[id(v)] = got
-        else:
-            self._done[id(v)] = got
-        return got
+        if not _KEPT.keep(v, record):
+            self._done[id(v)] = v, record
+        return record
 
 
-_VERDICT_FIELDS = tuple(f.name for f in dataclasses.fields(Verdict))
-_SCALARS = frozenset({str, float, int, bool, type(None), Severity, RejectionCause})
-"""Exact immutable types: a frozen verdict whose fields are all of them always has one record."""
-_KEPT: dict[int, tuple[Verdict, dict[str, Any]]] = {}
-"""The records of the verdicts of such fields met lately, by the verdict's id; the verdict is
-held with its record (so its id is not reused while it is here). Cleared when full."""
-_MAX_KEPT = 1024
+_KEPT: VerdictMemo[dict[str, Any]] = VerdictMemo()
+"""The records of verdicts met lately that always have one record."""
 
 
 def decision_from_record(record: Mapping[str, Any]) -> Decision:
