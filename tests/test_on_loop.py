@@ -13,7 +13,7 @@ import pytest
 
 from governor.deadline import call_with_deadline, stage_deadline
 from governor.errors import GuardTimeout
-from governor.on_loop import await_here, on_loop, run_on_loop
+from governor.on_loop import Carried, await_here, finish_on_loop, on_loop, run_on_loop
 
 WHO: contextvars.ContextVar[str] = contextvars.ContextVar("who", default="nobody")
 
@@ -194,3 +194,238 @@ def test_runners_are_kept_up_to_the_bound(monkeypatch: pytest.MonkeyPatch) -> No
 
     asyncio.run(many())
     assert len(module._idle.runners) == 3
+
+
+# --- finish_on_loop: a call that outlives its caller, driven from the caller's task -----------
+
+
+class Ended:
+    """The ``ended`` of a call: counts its calls, and notes whether the call had finished."""
+
+    def __init__(self) -> None:
+        self.times = 0
+
+    def __call__(self) -> None:
+        self.times += 1
+
+
+def _later(loop: asyncio.AbstractEventLoop, seconds: float, value: object) -> Carried:
+    future = Carried(loop=loop)
+    loop.call_later(seconds, lambda: future.done() or future.set_result(value))
+    return future
+
+
+def test_a_call_awaiting_carried_futures_runs_in_its_callers_task_alone() -> None:
+    seen: list[object] = []
+
+    def step() -> int:
+        loop = asyncio.get_running_loop()
+        got = await_here(_later(loop, 0.01, 20))
+        seen.append((asyncio.current_task(), len(asyncio.all_tasks())))
+        return got + await_here(_later(loop, 0.01, 22))
+
+    async def main() -> tuple[int, asyncio.Task[object] | None]:
+        ended = Ended()
+        got = await finish_on_loop(ended, step)
+        assert ended.times == 1
+        return got, asyncio.current_task()
+
+    got, caller = asyncio.run(main())
+    assert got == 42
+    assert seen == [(caller, 1)]  # driven by the caller's own task: no task of its own
+
+
+def test_the_caller_wakes_in_the_turn_its_future_wakes_it() -> None:
+    """Between the answer and the code after it, one turn of the loop: as many as a task awaiting
+    the future itself (a step in a task of its own handing back to its caller took two more)."""
+    turns = [0]
+
+    def tick() -> None:
+        turns[0] += 1
+        asyncio.get_running_loop().call_soon(tick)
+
+    marks: dict[str, int] = {}
+
+    def step(future: Carried) -> None:
+        await_here(future)
+        marks["code"] = turns[0]
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        future = Carried(loop=loop)
+
+        async def call() -> None:
+            await finish_on_loop(Ended(), step, future)
+            marks["caller"] = turns[0]
+
+        caller = asyncio.ensure_future(call())
+        await asyncio.sleep(0.01)
+        loop.call_soon(tick)
+
+        def answer() -> None:
+            marks["answer"] = turns[0]
+            future.set_result(None)
+
+        loop.call_later(0.01, answer)
+        await caller
+
+    asyncio.run(main())
+    assert marks["code"] - marks["answer"] <= 1
+    assert marks["caller"] == marks["code"]  # the call ended in the caller's own turn
+
+
+def test_a_cancelled_caller_is_cancelled_at_once_and_the_call_finishes_its_await() -> None:
+    events: list[str] = []
+    ended = Ended()
+
+    def step() -> str:
+        future = _later(asyncio.get_running_loop(), 0.2, "answer")
+        events.append("awaiting")
+        got = await_here(future)
+        events.append(f"got {got}")
+        events.append(f"ended before the end: {ended.times}")
+        return got
+
+    async def main() -> float:
+        task = asyncio.ensure_future(finish_on_loop(ended, step))
+        await asyncio.sleep(0.02)
+        start = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        woke = time.monotonic() - start
+        assert ended.times == 0 and events == ["awaiting"]
+        await asyncio.sleep(0.3)
+        return woke
+
+    woke = asyncio.run(main())
+    assert woke < 0.1  # not when the answer came (0.2 s)
+    assert events == ["awaiting", "got answer", "ended before the end: 0"]
+    assert ended.times == 1
+
+
+def test_a_caller_cancelled_twice_before_it_wakes_leaves_the_future_alone() -> None:
+    ended = Ended()
+    got: list[object] = []
+
+    def step(future: Carried) -> None:
+        got.append(await_here(future))
+
+    async def main() -> Carried:
+        future = Carried(loop=asyncio.get_running_loop())
+        task = asyncio.ensure_future(finish_on_loop(ended, step, future))
+        await asyncio.sleep(0.01)
+        task.cancel()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert not future.cancelled()
+        future.set_result("late")
+        await asyncio.sleep(0.01)
+        return future
+
+    asyncio.run(main())
+    assert got == ["late"] and ended.times == 1
+
+
+def test_a_caller_cancelled_as_its_answer_came_still_finishes_the_call() -> None:
+    ended = Ended()
+    got: list[object] = []
+
+    def step(future: Carried) -> None:
+        got.append(await_here(future))
+
+    async def main() -> None:
+        future = Carried(loop=asyncio.get_running_loop())
+        task = asyncio.ensure_future(finish_on_loop(ended, step, future))
+        await asyncio.sleep(0.01)
+        future.set_result("answer")  # the caller is woken in the next turn...
+        task.cancel()  # ...cancelled before it runs
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(0.01)
+
+    asyncio.run(main())
+    assert got == ["answer"] and ended.times == 1
+
+
+def test_other_awaits_go_on_in_a_task_of_their_own_past_a_cancelled_caller() -> None:
+    ended = Ended()
+    events: list[str] = []
+
+    def step() -> None:
+        await_here(asyncio.sleep(0.1))  # not a Carried future: awaited by a task of its own
+        events.append("slept")
+
+    async def main() -> None:
+        task = asyncio.ensure_future(finish_on_loop(ended, step))
+        await asyncio.sleep(0.02)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert events == [] and ended.times == 0
+        await asyncio.sleep(0.2)
+
+    asyncio.run(main())
+    assert events == ["slept"] and ended.times == 1
+
+
+def test_a_call_failing_after_its_caller_left_is_logged_and_ended(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    ended = Ended()
+
+    def step() -> None:
+        await_here(_later(asyncio.get_running_loop(), 0.05, None))
+        raise KeyError("after the caller left")
+
+    async def main() -> None:
+        task = asyncio.ensure_future(finish_on_loop(ended, step))
+        await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(0.1)
+
+    with caplog.at_level("ERROR", logger="governor.on_loop"):
+        asyncio.run(main())
+    assert ended.times == 1
+    assert any("after its caller left" in r.getMessage() for r in caplog.records)
+
+
+def test_errors_and_values_cross_as_with_run_on_loop() -> None:
+    ended = Ended()
+
+    def step(future: Carried) -> str:
+        try:
+            await_here(future)
+        except ValueError as exc:
+            return f"handled {exc}"
+        return "not raised"
+
+    async def main() -> str:
+        future = Carried(loop=asyncio.get_running_loop())
+        future.get_loop().call_later(0.01, future.set_exception, ValueError("upstream"))
+        return await finish_on_loop(ended, step, future)
+
+    assert asyncio.run(main()) == "handled upstream" and ended.times == 1
+
+    def raises() -> None:
+        raise KeyError("boom")
+
+    with pytest.raises(KeyError, match="boom"):
+        asyncio.run(finish_on_loop(ended, raises))
+    assert ended.times == 2
+
+
+def test_a_carried_future_awaited_elsewhere_is_an_ordinary_future() -> None:
+    async def main() -> bool:
+        future = Carried(loop=asyncio.get_running_loop())
+        waiter = asyncio.ensure_future(future)
+        await asyncio.sleep(0)
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        return future.cancelled()
+
+    assert asyncio.run(main())

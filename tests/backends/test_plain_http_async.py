@@ -184,8 +184,9 @@ def answering(
 
     def script(peer: Peer) -> None:
         while peer.read_request():
-            peer.send(answers[min(sent[0], len(answers) - 1)])
-            sent[0] += 1
+            n = sent[0]
+            sent[0] += 1  # before the answer goes: a request it leads to is answered by the next
+            peer.send(answers[min(n, len(answers) - 1)])
             if pause:
                 time.sleep(pause)
             if unasked:

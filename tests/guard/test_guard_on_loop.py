@@ -48,13 +48,13 @@ def call(name: str, call_id: str) -> dict[str, Any]:
 def loop_steps(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """The names of the calls that ran on the loop (each step's function)."""
     ran: list[str] = []
-    real = session_module.run_on_loop
+    real = session_module.finish_on_loop
 
-    async def counted(fn: Callable[..., Any], *args: Any) -> Any:
+    async def counted(ended: Callable[[], object], fn: Callable[..., Any], *args: Any) -> Any:
         ran.append(args[0].__name__)
-        return await real(fn, *args)
+        return await real(ended, fn, *args)
 
-    monkeypatch.setattr(session_module, "run_on_loop", counted)
+    monkeypatch.setattr(session_module, "finish_on_loop", counted)
     yield ran
 
 
@@ -202,6 +202,58 @@ def test_a_cancelled_caller_leaves_the_step_to_finish_and_be_saved(
     assert again.reply.content == "slow answer"
     assert len(server.requests_to("/chat/completions")) == 1
     assert [r["type"] for r in guard.store.records(session.id)] == ["decision"]
+
+
+def test_a_caller_cancelled_awaiting_an_answer_on_a_kept_connection_is_cancelled_at_once(
+    make_backend: Callable[..., OpenAIBackend],
+    loop_steps: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> None:
+    """The answer on a kept connection is awaited from the caller's own task: a caller cancelled
+    meanwhile stops at once, and the step still finishes, is saved, and answers the retry."""
+    from governor.backends.plain_http import AsyncPlainHttp
+
+    started: list[bool] = []
+    real_start = AsyncPlainHttp.start
+
+    def start(self: AsyncPlainHttp, *args: Any) -> Any:
+        sent = real_start(self, *args)
+        started.append(sent is not None)
+        return sent
+
+    monkeypatch.setattr(AsyncPlainHttp, "start", start)
+    server = FakeOpenAIServer(keep_alive=True).start()
+    request.addfinalizer(server.stop)
+    warm = {"role": "assistant", "content": "warm"}
+    slow = {"role": "assistant", "content": "slow answer"}
+    server.script("/chat/completions", completion(warm))
+    server.script("/chat/completions", Reply(body=completion(slow).body, delay_s=0.4))
+    guard = Guard(load_policy(TOOLS_POLICY), make_backend(base_url=server.url))
+    first = [{"role": "user", "content": "hello"}]
+    again = [*first, warm, {"role": "user", "content": "more"}]
+
+    async def main() -> tuple[float, Any]:
+        await guard.session("kept").respond(first)  # leaves its connection kept
+        session = guard.session("kept")
+        task = asyncio.ensure_future(session.respond(again))
+        await asyncio.sleep(0.05)
+        start_s = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        woke = time.monotonic() - start_s
+        return woke, await session.respond(again)
+
+    woke, replayed = asyncio.run(main())
+    assert loop_steps == ["_respond"] * 2  # (the retry waited on a thread for the step)
+    assert (
+        started[-1] and started.count(True) == 1
+    )  # the second step's request went on the kept connection
+    assert woke < 0.2  # not when the answer came (0.4 s after it was asked)
+    assert replayed.reply.content == "slow answer"
+    assert len(server.requests_to("/chat/completions")) == 2
+    assert [r["type"] for r in guard.store.records("kept")] == ["decision", "decision"]
 
 
 def test_an_upstream_slower_than_the_step_budget_falls_back_at_the_budget_and_is_counted(

@@ -96,14 +96,18 @@ def embeddings_reply(body: dict[str, Any]) -> dict[str, Any]:
 
 
 class FakeOpenAIServer:
-    """Start with :meth:`start` (port 0: the OS picks one), stop with :meth:`stop`."""
+    """Start with :meth:`start` (port 0: the OS picks one), stop with :meth:`stop`. Each
+    connection carries one request, unless ``keep_alive`` (HTTP/1.1: kept open between them)."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_alive: bool = False) -> None:
         self.requests: list[Request] = []
         self.max_choices: int | None = None  # fewer choices than asked (None: as many as asked)
         self._script: dict[str, deque[Reply]] = defaultdict(deque)
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        handler = _handler_for(self)
+        if keep_alive:
+            handler.protocol_version = "HTTP/1.1"
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True

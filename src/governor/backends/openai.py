@@ -350,8 +350,14 @@ class OpenAIBackend(Backend):
         assert self._plain is not None
         try:
             if self._aplain is not None and on_loop():
+                # sent now on a kept connection (its answer awaited from the caller's own task:
+                # governor.on_loop.finish_on_loop), else connected and sent by the loop
+                aplain = self._aplain
+                sent = aplain.start(method, path, payload, deadline, MAX_RESPONSE_BYTES)
                 return await_here(
-                    self._aplain.request(method, path, payload, deadline, MAX_RESPONSE_BYTES)
+                    aplain.request(method, path, payload, deadline, MAX_RESPONSE_BYTES)
+                    if sent is None
+                    else sent
                 )
             return self._plain.request(method, path, payload, deadline, MAX_RESPONSE_BYTES)
         except PlainTimeout as exc:

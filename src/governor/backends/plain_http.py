@@ -37,6 +37,8 @@ from collections.abc import AsyncIterator, Coroutine, Mapping
 from typing import Any, cast
 from urllib.parse import urlsplit
 
+from governor.on_loop import Carried
+
 PIECE_BYTES = 1 << 16
 """The most bytes one read of a body asks for."""
 
@@ -291,28 +293,57 @@ class AsyncPlainHttp:
     ) -> tuple[int, list[tuple[str, str]], bytes]:
         """``method path`` with the JSON ``body`` (None: no body), answered and read whole before
         ``deadline`` (a ``time.monotonic()`` value): the status, the headers and the body."""
+        answer = self.start(method, path, body, deadline, max_bytes)
+        if answer is None:
+            loop = asyncio.get_running_loop()
+            try:
+                async with asyncio.timeout(deadline - time.monotonic()):
+                    conn = await self._connect(loop)
+            except TimeoutError as exc:
+                raise PlainTimeout("not connected in time") from exc
+            answer = self._send(loop, conn, self.request_bytes(method, path, body), method,
+                                deadline, max_bytes)  # fmt: skip
+        return await answer
+
+    def start(
+        self, method: str, path: str, body: bytes | None, deadline: float, max_bytes: int
+    ) -> asyncio.Future[tuple[int, list[tuple[str, str]], bytes]] | None:
+        """``method path`` with ``body`` sent now on an idle kept connection of the running loop:
+        the future of what :meth:`request` returns (a :class:`~governor.on_loop.Carried` one);
+        None, and nothing sent, when no idle connection is fit for it (:meth:`request`
+        connects). Cancelling the future abandons the request (its connection is closed)."""
         data = self.request_bytes(method, path, body)
-        left = deadline - time.monotonic()
-        if left <= 0:
+        if deadline - time.monotonic() <= 0:
             raise PlainTimeout("no time left")
         loop = asyncio.get_running_loop()
         conn = self._take(loop)
+        return None if conn is None else self._send(loop, conn, data, method, deadline, max_bytes)
+
+    def _send(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        conn: _Connection,
+        data: bytes,
+        method: str,
+        deadline: float,
+        max_bytes: int,
+    ) -> asyncio.Future[tuple[int, list[tuple[str, str]], bytes]]:
+        """``data`` sent on ``conn``: the future of its answer; once it is settled, ``conn`` is
+        put back when it can carry the next request, else closed (never reused half-read)."""
         try:
-            if conn is None:
-                try:
-                    async with asyncio.timeout(left):
-                        conn = await self._connect(loop)
-                except TimeoutError as exc:
-                    raise PlainTimeout("not connected in time") from exc
-            answer = await conn.exchange(data, max_bytes, method.upper() == "HEAD", deadline)
+            answer = conn.send(data, max_bytes, method.upper() == "HEAD", deadline)
         except BaseException:
-            if conn is not None:
-                conn.drop()  # a half-read (or unsent) connection never goes back
-            raise
-        if conn.reusable():
-            self._put_back(loop, conn)
-        else:
             conn.drop()
+            raise
+
+        def settled(done: asyncio.Future[Any]) -> None:
+            conn.settled()
+            if not done.cancelled() and done.exception() is None and conn.reusable():
+                self._put_back(loop, conn)
+            else:
+                conn.drop()
+
+        answer.add_done_callback(settled)
         return answer
 
     async def aclose(self) -> None:
@@ -387,10 +418,11 @@ class _Connection(asyncio.Protocol):
         if self.answer is not None:
             self.answer.end(exc)
 
-    async def exchange(
+    def send(
         self, data: bytes, max_bytes: int, head_only: bool, deadline: float
-    ) -> tuple[int, list[tuple[str, str]], bytes]:
-        """Send ``data`` and wait for the whole answer, until ``deadline`` at the latest."""
+    ) -> asyncio.Future[tuple[int, list[tuple[str, str]], bytes]]:
+        """Send ``data``: the future of the whole answer, failed with :class:`PlainTimeout` at
+        ``deadline``; :meth:`settled` once that future is."""
         self._forget()
         if self.lost or self.transport is None or self.transport.is_closing():
             raise ConnectionResetError("the connection closed before the request was sent")
@@ -398,14 +430,18 @@ class _Connection(asyncio.Protocol):
         if left <= 0:
             raise PlainTimeout("no time left")
         loop = asyncio.get_running_loop()
-        waiter = loop.create_future()
+        waiter: asyncio.Future[Any] = Carried(loop=loop)
         answer = self.answer = _Answer(waiter, max_bytes, head_only)
-        late = loop.call_later(left, answer.late)
-        try:
-            self.transport.write(data)
-            return await waiter
-        finally:
-            late.cancel()
+        answer.late_call = loop.call_later(left, answer.late)
+        self.transport.write(data)
+        return waiter
+
+    def settled(self) -> None:
+        """The answer's future is settled: its deadline and its parser are let go."""
+        answer = self.answer
+        if answer is not None:
+            if answer.late_call is not None:
+                answer.late_call.cancel()
             answer.release()
 
     def fit(self) -> bool:
@@ -462,6 +498,7 @@ class _Answer:
         self.keep_alive = False
         self.extra = False  # bytes after the answer
         self.failure: BaseException | None = None
+        self.late_call: asyncio.TimerHandle | None = None
 
     def feed(self, data: bytes) -> None:
         if self.waiter.done():

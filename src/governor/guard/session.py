@@ -92,16 +92,12 @@ from governor.guard.summary import (
 )
 from governor.jsontext import digest_text
 from governor.observer import LOOP_CHECK_MAX_CHARS, Observer
-from governor.on_loop import run_on_loop
+from governor.on_loop import finish_on_loop
 from governor.supervision import SupervisorDecision, SupervisorState
 from governor.supervision.operator import ActKind, OperatorAct
 from governor.trace.record import decision_record
 
 T = TypeVar("T")
-
-_STEPS: set[asyncio.Task[Any]] = set()
-"""The steps running on an event loop apart from their callers, held until they end (a loop
-keeps only weak references to its tasks)."""
 
 MAX_SESSION_MESSAGES = 100_000
 """The most messages a stored session may hold (a step past it is refused, naming the limit)."""
@@ -471,37 +467,10 @@ class GuardSession:
         A call on the loop finishes even when its caller is cancelled, as one on a thread does."""
         async with self._loop_lock():
             if on_loop and self._follows is None and self._thread_lock.acquire(blocking=False):
-                loop = asyncio.get_running_loop()
-                answer: asyncio.Future[T] = loop.create_future()
-                step = loop.create_task(self._on_loop(answer, fn, *args))
-                _STEPS.add(step)
-                step.add_done_callback(_STEPS.discard)
-                return await answer
+                # (the thread lock is released as the step ends, where it ends)
+                return await finish_on_loop(self._thread_lock.release, self._holding, fn, *args)
             call = functools.partial(contextvars.copy_context().run, self._locked, fn, *args)
             return await asyncio.get_running_loop().run_in_executor(self._executor, call)
-
-    async def _on_loop(self, answer: asyncio.Future[T], fn: Callable[..., T], *args: Any) -> None:
-        """``fn(*args)`` run on the loop in a task of its own, its outcome handed to ``answer``
-        (which the caller awaits) as the step ends, the thread lock (taken by the caller) released
-        after. A cancelled caller cancels ``answer`` only: the step goes on to its end, as under
-        ``asyncio.shield``; the caller wakes one turn of the loop after the step ends, where a
-        shield's second future took two (on a busy loop each turn waits for every callback ready
-        before it: at 32 requests in flight, milliseconds)."""
-        try:
-            value = await run_on_loop(self._holding, fn, *args)
-        except BaseException as exc:
-            if not answer.done():
-                if isinstance(exc, asyncio.CancelledError):
-                    answer.cancel()
-                else:
-                    answer.set_exception(exc)
-            if not isinstance(exc, Exception):  # the task itself was cancelled, or the process ends
-                raise
-        else:
-            if not answer.done():
-                answer.set_result(value)
-        finally:
-            self._thread_lock.release()
 
     def _locked(self, fn: Callable[..., T], *args: Any) -> T:
         with self._thread_lock:

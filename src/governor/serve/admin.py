@@ -39,13 +39,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from governor.errors import ConfigError, expected
-from governor.files import json_loads
 from governor.guard import Guard
 from governor.guard.facade import MAX_STORED_ID
 from governor.guard.session_state import operator_status
 from governor.serve.api_errors import ApiError, bad_request
 from governor.serve.auth import checked_digest, digest
 from governor.serve.policies import ServedPolicies
+from governor.serve.schema import parse_json, read_body
 
 MAX_ACT_BODY = 8192
 """The most bytes an operator act's body may have."""
@@ -182,19 +182,11 @@ def _supervision(saved: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _body(request: Request) -> dict[str, Any]:
-    """The act's optional JSON body (an object)."""
-    raw = await request.body()
-    if len(raw) > MAX_ACT_BODY:
-        raise bad_request(f"body: expected at most {MAX_ACT_BODY} bytes, found {len(raw)}", "body")
-    body: Any = {}
-    if raw.strip():
-        try:
-            body = json_loads(raw)
-        except ValueError as exc:
-            raise bad_request(f"body: expected JSON, found {exc}", "body") from None
-    if not isinstance(body, dict):
-        raise bad_request(f"body: {expected('a JSON object', body)}", "body")
-    return body
+    """The act's optional JSON body (an object), read as a chat request's is: 413 past
+    :data:`MAX_ACT_BODY` bytes (counted as they arrive), 408 when it arrives too slowly, 400 for
+    malformed JSON or a key named twice."""
+    raw = await read_body(request, MAX_ACT_BODY)
+    return parse_json(raw) if raw.strip() else {}
 
 
 def _mode(body: dict[str, Any]) -> str:
