@@ -237,3 +237,73 @@ def test_a_save_that_fails_half_way_leaves_nothing_and_the_next_one_works(tmp_pa
     store.save("b", {"t": 2, "n_messages": 1, "log": "M"}, {"t": 2}, messages=(0, [hello]))
     assert store.records("b") == [{"t": 2}]
     assert store.load("b") == {"t": 2, "log": "M", "messages": [hello], "messages_from": 0}
+
+
+def test_checkpoints_run_on_their_own_thread_and_keep_the_wal_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A save never copies the WAL into the file itself (two fdatasync calls and every page, on
+    the event loop when the step runs there): every CHECKPOINT_EVERY commits the file goes to
+    the process's checkpoint thread, which keeps the WAL from growing."""
+    import threading
+    import time
+
+    import governor.sqlite as sqlite_module
+
+    ran: list[str] = []
+    real = sqlite_module.checkpoint
+
+    def counted(path: str, timeout_s: float) -> bool:
+        ran.append(threading.current_thread().name)
+        return real(path, timeout_s)
+
+    monkeypatch.setattr(sqlite_module, "checkpoint", counted)
+    store = SqliteStore(tmp_path / "s.db")
+    db = store._db()
+    assert db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == sqlite_module.BACKSTOP_PAGES
+    wal = tmp_path / "s.db-wal"
+    sizes = []
+    for i in range(6 * sqlite_module.CHECKPOINT_EVERY):
+        state = {"t": 1, "payload": "x" * 3000}
+        store.save(f"session-{i}", state, {"type": "decision", "n": i})
+        if i % sqlite_module.CHECKPOINT_EVERY == sqlite_module.CHECKPOINT_EVERY - 1:
+            time.sleep(0.2)  # (the thread checkpoints; the next commit rewinds the WAL)
+            sizes.append(wal.stat().st_size)
+    assert len(ran) >= 5 and set(ran) == {"governor-checkpoints"}
+    # rewound each time: the WAL holds about one round of commits, not all six
+    assert max(sizes) < 3 * min(sizes) and max(sizes) < 4 << 20
+    assert store.load("session-0") is not None
+    store.close()
+
+
+def test_a_wal_that_never_catches_up_is_rewound(tmp_path: Path) -> None:
+    """A checkpoint copies the WAL only up to what the oldest reader still reads, and the WAL is
+    rewound only once all of it was copied: under steady commits it would grow. Past
+    REWIND_PAGES the checkpoint thread waits for the readers and writers (``RESTART``), so the
+    next commit starts the WAL over."""
+    import threading
+
+    import governor.sqlite as sqlite_module
+
+    path = tmp_path / "s.db"
+    store = SqliteStore(path)
+    store._db().execute("PRAGMA wal_autocheckpoint=0")  # (only the checkpoint run here)
+    for i in range(100):
+        store.save(f"s-{i}", {"t": 1, "payload": "y" * 8000}, None)
+    reader = sqlite3.connect(path, check_same_thread=False)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM sessions").fetchone()  # reads the WAL as it is now
+    for i in range(100, 200):
+        store.save(f"s-{i}", {"t": 1, "payload": "y" * 8000}, None)
+    threading.Timer(0.3, reader.rollback).start()  # the reader ends while the checkpoint waits
+    old = sqlite_module.REWIND_PAGES
+    try:
+        sqlite_module.REWIND_PAGES = 100
+        assert sqlite_module.checkpoint(str(path), 5.0)
+    finally:
+        sqlite_module.REWIND_PAGES = old
+    store.save("after", {"t": 1}, None)
+    frames = sqlite3.connect(path).execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
+    assert frames < 20  # started over (else the 400 and more pages of the saves, and these)
+    reader.close()
+    store.close()

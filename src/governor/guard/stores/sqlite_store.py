@@ -36,7 +36,7 @@ from governor.guard.stores.base import (
     with_messages,
 )
 from governor.on_loop import blocking, on_loop, sleep
-from governor.sqlite import use_wal
+from governor.sqlite import BACKSTOP_PAGES, CHECKPOINT_EVERY, checkpoint_soon, use_wal
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS sessions ("
@@ -94,6 +94,8 @@ class SqliteStore:
         self._local = threading.local()
         self._open: list[sqlite3.Connection] = []
         self._open_lock = threading.Lock()
+        self._commits = 0
+        """Saves committed since the file was last handed to its checkpoint thread."""
         weakref.finalize(self, close_all, self._open, self._open_lock)
         db = self._db()
         try:
@@ -126,8 +128,13 @@ class SqliteStore:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is None:
             try:
-                db = sqlite3.connect(self.path, timeout=self.timeout_s, check_same_thread=False)
+                db = sqlite3.connect(
+                    self.path, timeout=self.timeout_s, check_same_thread=False, factory=_Connection
+                )
                 db.execute("PRAGMA synchronous=NORMAL")  # in WAL: durable across process kills
+                # checkpoints run on a thread of their own (save: checkpoint_soon); this one's
+                # only if that thread falls far behind
+                db.execute(f"PRAGMA wal_autocheckpoint={BACKSTOP_PAGES}")
             except sqlite3.Error as exc:
                 raise StoreError(f"session store {self.path}: cannot open: {exc}") from exc
             self._local.db = db
@@ -214,6 +221,10 @@ class SqliteStore:
         except sqlite3.Error as exc:
             self._drop(db)
             raise StoreError(f"session store {self.path}: cannot save {session_id}: {exc}") from exc
+        self._commits += 1  # (threads may race on the count: a checkpoint a little late or soon)
+        if self._commits >= CHECKPOINT_EVERY:
+            self._commits = 0
+            checkpoint_soon(self.path, self.timeout_s)
 
     def probe(self) -> None:
         """Check that a save would succeed (a row written, then rolled back: nothing stays)."""
@@ -273,7 +284,10 @@ def _begin_yielding(db: sqlite3.Connection, timeout_s: float) -> None:
     """``BEGIN IMMEDIATE`` without SQLite's busy handler: at once when the file is free, else
     again after an awaited pause (0.5 ms doubling up to 20 ms) for up to ``timeout_s``. The
     event loop's connection writes only here, so its busy timeout stays 0."""
-    db.execute("PRAGMA busy_timeout = 0")
+    if not isinstance(db, _Connection) or db.waits_when_busy:
+        db.execute("PRAGMA busy_timeout = 0")
+        if isinstance(db, _Connection):
+            db.waits_when_busy = False
 
     def begun() -> bool:
         try:
@@ -299,6 +313,13 @@ def _polled(attempt: Callable[[], bool], deadline: float) -> bool:
         sleep(pause)
         pause = min(pause * 2, 0.02)
     return True
+
+
+class _Connection(sqlite3.Connection):
+    """A store's connection, which knows whether SQLite's busy handler still waits on it (a
+    connection that wrote on the event loop never waits: :func:`_begin_yielding`)."""
+
+    waits_when_busy = True
 
 
 class _FileLocks:
