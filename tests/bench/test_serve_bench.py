@@ -104,6 +104,27 @@ def test_bench_serve_workers_measures_governor_serve_in_its_own_processes(
     assert "CPU ms/req" in printed and "workers" in printed and "load average" in printed
 
 
+def test_bench_serve_repeat_gives_each_cell_its_median_and_range(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "serve.json"
+    args = ["bench", "serve", "--workers", "1", "--checks", "ltl", "--requests", "10"]
+    args += ["--concurrency", "1,4", "--latency-ms", "5", "--repeat", "3", "--json", str(out)]
+    assert main(args) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert [(r["workers"], r["concurrency"]) for r in rows] == [(1, 1), (1, 4)]
+    for r in rows:
+        runs = r["runs"]
+        assert len(runs) == 3 and {x["concurrency"] for x in runs} == {r["concurrency"]}
+        p50s = sorted(x["added_ms_p50"] for x in runs)
+        assert r["added_ms_p50"] == p50s[1] and r["added_ms_p50_range"] == [p50s[0], p50s[2]]
+        cpu = sorted(x["cpu_ms_per_request"] for x in runs)
+        assert r["cpu_ms_per_request_range"] == [cpu[0], cpu[2]]
+    printed = capsys.readouterr().out
+    assert f"({p50s[0]:.1f}-{p50s[2]:.1f})" in printed  # the last row's p50 range
+    assert main(["bench", "serve", "--repeat", "2"]) == 2  # only for services in processes
+
+
 def _spin(seconds: float, spun: Any, release: Any) -> None:
     end = time.process_time() + seconds
     while time.process_time() < end:

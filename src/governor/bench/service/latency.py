@@ -22,6 +22,12 @@ store (``commits_per_s``). Then the streaming rows (``stream``, :mod:`.streaming
 stub streaming a word every ``token_ms``, the time to the first token straight from the stub
 against the time to the first token governor released, and the whole-reply times. Everything
 stays on the loopback interface and is bounded in requests per cell and seconds per cell.
+
+With ``--workers`` (or ``--compare``) the rows are services in processes of their own
+(:func:`run_processes`); ``--repeat K`` measures each of them K times, every service started
+afresh each time round, and gives each cell's median with the range of its added latencies, CPU
+and throughput: on a shared machine one run of a cell at 32 in flight moves by more than most
+changes do.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import argparse
 import dataclasses
 import gc
 import os
+import statistics
 import tempfile
 import time
 from collections.abc import Iterator
@@ -74,6 +81,11 @@ class ServeBenchConfig:
     nemo_python: str = option(
         "", "the interpreter with nemoguardrails[server] (default: .venv-nemo/bin/python)"
     )
+    repeat: int = option(
+        1,
+        "with --workers or --compare: measure every cell this many times (all the service's"
+        " services started afresh each time round); each row gives the median and the range",
+    )
 
     def __post_init__(self) -> None:
         if self.store not in STORES:
@@ -83,11 +95,17 @@ class ServeBenchConfig:
         check_range("token_ms", self.token_ms, 0, 10_000)
         check_range("stream_requests", self.stream_requests, 1, 100_000)
         check_range("chunk_tokens", self.chunk_tokens, 0, 4096)
+        check_range("repeat", self.repeat, 1, 20)
         concurrencies(self.concurrency)
         concurrencies(self.stream_concurrency)
         self.worker_counts()
         if not self.check_sets() or not set(self.check_sets()) <= set(CHECK_SETS):
             raise ConfigError(f"checks: {expected(' or '.join(CHECK_SETS), self.checks)}")
+        if self.repeat > 1 and not (self.workers or self.compare):
+            raise ConfigError(
+                f"repeat: expected --workers or --compare with a repeat of {self.repeat}, found"
+                " neither (the rows in this process are measured once)"
+            )
         if self.compare not in ("", "nemo"):
             raise ConfigError(f"compare: {expected('nemo or nothing', self.compare)}")
         if (self.compare or self.workers) and self.store != "sqlite":
@@ -205,24 +223,55 @@ def run_processes(cfg: ServeBenchConfig) -> dict[str, Any]:
         Driver() as driver,
     ):
         folder = Path(name)
-        for workers in cfg.worker_counts() or [1]:
-            for checks in cfg.check_sets():
-                policy = policy_data(checks, stub.url)
-                with governor_served(policy, folder, f"{checks}-{workers}", workers) as service:
-                    _warm(driver, service.base, checks, workers, tag)
+        for k in range(cfg.repeat):  # every service started afresh each time round
+            for workers in cfg.worker_counts() or [1]:
+                for checks in cfg.check_sets():
+                    policy = policy_data(checks, stub.url)
+                    name = f"{checks}-{workers}-{k}"
+                    with governor_served(policy, folder, name, workers) as service:
+                        _warm(driver, service.base, checks, workers, f"{tag}-{k}")
+                        for c in cfg.levels():
+                            got = cell(driver, stub, service.base, checks, c, cfg.requests,
+                                       f"{tag}-{k}", cpu=service.cpu_s, workers=workers)  # fmt: skip
+                            rows.append(got)
+            if python:
+                with nemo_served(python, folder, stub.url) as service:
+                    extra = {"guardrails": {"config_id": NEMO_CONFIG_ID}}
+                    _warm(driver, service.base, "rules", 1, f"{tag}-{k}", extra)
                     for c in cfg.levels():
-                        got = cell(driver, stub, service.base, checks, c, cfg.requests, tag,
-                                   cpu=service.cpu_s, workers=workers)  # fmt: skip
+                        got = cell(driver, stub, service.base, "rules", c, cfg.requests,
+                                   f"{tag}-{k}", cpu=service.cpu_s, system="nemo", extra=extra)  # fmt: skip
                         rows.append(got)
-        if python:
-            with nemo_served(python, folder, stub.url) as service:
-                extra = {"guardrails": {"config_id": NEMO_CONFIG_ID}}
-                _warm(driver, service.base, "rules", 1, tag, extra)
-                for c in cfg.levels():
-                    got = cell(driver, stub, service.base, "rules", c, cfg.requests, tag,
-                               cpu=service.cpu_s, system="nemo", extra=extra)  # fmt: skip
-                    rows.append(got)
+    rows = repeated(rows, len(rows) // cfg.repeat)
     return {"config": dataclasses.asdict(cfg), "rows": rows, "uptime": _load_average()}
+
+
+SPREAD = ("added_ms_p50", "added_ms_p99", "cpu_ms_per_request", "throughput_rps")
+"""The figures a repeated row gives the range of (besides its median)."""
+
+
+def repeated(runs: list[dict[str, Any]], cells: int) -> list[dict[str, Any]]:
+    """One row per cell from ``runs`` (the ``cells`` in order, then again as often as the
+    bench was repeated): a cell measured once as it is;
+    else each number the median of its runs, ``FIELD_range`` ``[min, max]`` for the
+    :data:`SPREAD` figures, and ``runs``, every run's row."""
+    rows = []
+    for i in range(cells):
+        same = runs[i::cells]
+        if len(same) == 1:
+            rows.append(same[0])
+            continue
+        row = dict(same[0])
+        for key in same[0]:
+            values = [r[key] for r in same]
+            if not all(isinstance(v, float | int) and not isinstance(v, bool) for v in values):
+                continue  # (text, None where a system has no figure, flags)
+            row[key] = statistics.median(values)
+            if key in SPREAD:
+                row[f"{key}_range"] = [min(values), max(values)]
+        row["runs"] = same
+        rows.append(row)
+    return rows
 
 
 def _warm(
@@ -280,12 +329,12 @@ def table_lines(result: dict[str, Any]) -> Iterator[list[str]]:
             *([r["system"], str(r["workers"] or "-")] if processes else []),
             r["checks"],
             str(r["concurrency"]),
-            f"{r['added_ms_p50']:.1f}",
-            f"{r['added_ms_p99']:.1f}",
+            _spread(r, "added_ms_p50", 1),
+            _spread(r, "added_ms_p99", 1),
             f"{r['direct_ms_p50']:.1f}",
             _figure(r["guard_ms_p50"], 2),
-            _figure(r["cpu_ms_per_request"], 2),
-            f"{r['throughput_rps']:.1f}",
+            _spread(r, "cpu_ms_per_request", 2),
+            _spread(r, "throughput_rps", 1),
             f"{r['direct_throughput_rps']:.1f}",
             f"{r['upstream_calls_per_turn']:.2f}",
         ]
@@ -293,6 +342,13 @@ def table_lines(result: dict[str, Any]) -> Iterator[list[str]]:
 
 def _figure(value: float | None, digits: int) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _spread(row: dict[str, Any], key: str, digits: int) -> str:
+    """The row's figure; a repeated row's median with its range, ``12.3 (10.9-15.1)``."""
+    text = _figure(row[key], digits)
+    span = row.get(f"{key}_range")
+    return text if span is None else f"{text} ({span[0]:.{digits}f}-{span[1]:.{digits}f})"
 
 
 def plot(result: dict[str, Any], path: Path) -> None:
