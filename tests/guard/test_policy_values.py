@@ -232,6 +232,8 @@ def test_without_recovery_the_refusal_is_the_fallback_text(spec: SafetyValueSpec
     ("state", "content", "reason", "found"),
     [
         (None, "moved", "expected JSON content in the latest tool message", "found 'moved'"),
+        # nested past the JSON reader's recursion: the same clear refusal, not an error
+        (None, "[" * 100_000, "expected JSON content in the latest tool message", "found '[[[["),
         (None, '{"speed": 1}', "expected 3 finite numbers (the driving state) at state", "found nothing"),
         ([1.0, 1.5], None, "expected 3 finite numbers", "found [1.0, 1.5]"),
         ([1.0, "a", 0.0], None, "expected 3 finite numbers", "found [1.0, 'a', 0.0]"),

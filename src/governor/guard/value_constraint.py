@@ -41,6 +41,7 @@ import numpy as np
 
 from governor.core import Constraint, Fallback, Trajectory, Verdict
 from governor.errors import ConfigError, expected, shown
+from governor.files import json_loads
 from governor.guard.exchange import Message, Reply, ToolCall, messages_of
 from governor.guard.spec.propositions import MISSING, lookup
 from governor.guard.spec.value_section import SafetyValueSpec
@@ -88,7 +89,7 @@ class SafetyValueConstraint(Constraint):
         if latest is None:
             return None, "expected a tool message before the call, found none"
         try:
-            content = json.loads(latest.content)
+            content = json_loads(latest.content)  # (nested too deep: a ValueError too)
         except ValueError:
             found = _shown(latest.content)
             return None, f"expected JSON content in the latest tool message{DETAIL}found {found}"
