@@ -429,3 +429,36 @@ def test_a_carried_future_awaited_elsewhere_is_an_ordinary_future() -> None:
         return future.cancelled()
 
     assert asyncio.run(main())
+
+
+@pytest.mark.parametrize("loop_kind", ["asyncio", "uvloop"])
+def test_a_call_left_awaiting_as_asyncio_run_ends_fails_closed_and_ends_once(
+    loop_kind: str,
+) -> None:
+    """asyncio.run cancels the tasks left when its main coroutine returns, its loop stopped: no
+    task of its own could finish the call then, so the call is cancelled where it awaits (and
+    the future with it: its connection is not reused), ended once, and the run ends cleanly."""
+    factory = None
+    if loop_kind == "uvloop":
+        uvloop = pytest.importorskip("uvloop")
+        factory = uvloop.new_event_loop
+    ended = Ended()
+    events: list[str] = []
+    futures: list[Carried] = []
+
+    def step(future: Carried) -> None:
+        try:
+            events.append(await_here(future))
+        except BaseException as exc:
+            events.append(type(exc).__name__)
+            raise
+
+    async def main() -> None:
+        futures.append(Carried(loop=asyncio.get_running_loop()))
+        asyncio.get_running_loop().create_task(finish_on_loop(ended, step, futures[0]))
+        await asyncio.sleep(0.01)  # returns with the call awaiting its future
+
+    with asyncio.Runner(loop_factory=factory) as runner:
+        runner.run(main())
+    assert events == ["CancelledError"] and ended.times == 1
+    assert futures[0].cancelled()

@@ -211,7 +211,10 @@ class Carried(asyncio.Future[Any]):
         if self.carried:
             return True  # (cancelled again before it woke: it is woken once, cancelled)
         carrier, wakeup = self.carrier, self._wakeup
-        if carrier is None or wakeup is None or self.done():
+        loop = self.get_loop()
+        if carrier is None or wakeup is None or self.done() or not loop.is_running():
+            # (a loop not running is ending, as asyncio.run cancels what is left: no task of its
+            # own could finish the call, which is cancelled where it awaits, in its caller's task)
             return super().cancel(msg)
         self.carried = True
         self.carrier = self._wakeup = None
@@ -219,7 +222,6 @@ class Carried(asyncio.Future[Any]):
         self.remove_done_callback(fn)
         runner, ended = carrier
         _to_end_in_task(runner, _linked(self), ended)
-        loop = self.get_loop()
         woken = loop.create_future()
         woken.cancel(msg)
         loop.call_soon(fn, woken, context=context)
