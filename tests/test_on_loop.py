@@ -462,3 +462,30 @@ def test_a_call_left_awaiting_as_asyncio_run_ends_fails_closed_and_ends_once(
         runner.run(main())
     assert events == ["CancelledError"] and ended.times == 1
     assert futures[0].cancelled()
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, SystemExit])
+def test_an_interrupt_raised_by_a_call_awaited_elsewhere_goes_to_its_caller_alone(
+    error: type[BaseException],
+) -> None:
+    """A call that went on in a task of its own raises what it raises to its caller, as a call
+    driven by its caller's task does: its task does not raise it again out of the loop."""
+    ended = Ended()
+
+    def step() -> None:
+        await_here(asyncio.sleep(0.01))  # (awaited by a task of its own)
+        raise error("in the call")
+
+    async def main() -> str:
+        try:
+            await finish_on_loop(ended, step)
+        except error as exc:
+            return f"caught {exc}"
+        return "not raised"
+
+    try:
+        got = asyncio.run(main())
+    except error as exc:  # (as it was: a KeyboardInterrupt would end the test run here)
+        pytest.fail(f"expected the caller to catch it, found {exc!r} raised out of the loop")
+    assert got == "caught in the call"
+    assert ended.times == 1

@@ -299,15 +299,17 @@ async def _to_end(
     try:
         value = await _drive(runner, handed)
     except BaseException as exc:
+        raised = False  # whether the caller, still awaiting, has it raised
         if answer is not None and not answer.done():
             if isinstance(exc, asyncio.CancelledError):
                 answer.cancel()
             else:
                 answer.set_exception(exc)
+                raised = True
         elif isinstance(exc, Exception):
             _log.error("a call on the loop failed after its caller left", exc_info=exc)
-        if not isinstance(exc, Exception):  # the task itself was cancelled, or the process ends
-            raise
+        if not isinstance(exc, Exception) and not raised:
+            raise  # the task itself was cancelled, or the process ends with no caller to tell
     else:
         if answer is not None and not answer.done():
             answer.set_result(value)
