@@ -489,3 +489,33 @@ def test_an_interrupt_raised_by_a_call_awaited_elsewhere_goes_to_its_caller_alon
         pytest.fail(f"expected the caller to catch it, found {exc!r} raised out of the loop")
     assert got == "caught in the call"
     assert ended.times == 1
+
+
+def test_two_calls_awaiting_one_carried_future_are_each_cancelled_alone() -> None:
+    """A Carried future two calls await is carried by the first alone (the second awaits it from
+    a task of its own): cancelling the second caller woke the first cancelled, drove the second
+    call twice, ended it twice and the first never."""
+    first, second = Ended(), Ended()
+    got: list[tuple[str, object]] = []
+
+    def step(name: str, future: Carried) -> None:
+        got.append((name, await_here(future)))
+
+    async def main() -> None:
+        future = Carried(loop=asyncio.get_running_loop())
+        one = asyncio.ensure_future(finish_on_loop(first, step, "one", future))
+        two = asyncio.ensure_future(finish_on_loop(second, step, "two", future))
+        await asyncio.sleep(0.01)
+        two.cancel()
+        await asyncio.sleep(0.01)
+        try:
+            assert two.cancelled() and not one.done()
+        finally:
+            future.set_result("answer")  # (else what still awaits it would hang asyncio.run)
+        await asyncio.wait([one], timeout=1.0)
+        assert one.done() and one.result() is None
+        await asyncio.sleep(0.01)
+
+    asyncio.run(main())
+    assert sorted(got) == [("one", "answer"), ("two", "answer")]
+    assert (first.times, second.times) == (1, 1)

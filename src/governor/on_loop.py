@@ -156,8 +156,12 @@ async def finish_on_loop(ended: Callable[[], object], fn: Callable[..., T], *arg
         while handed is not _END:
             if runner.dead:  # (only a runner discarded mid-call ends so)
                 raise RuntimeError("run_on_loop: expected the call to end, found its runner gone")
-            if not isinstance(handed, Carried):
+            if not isinstance(handed, Carried) or handed.carrier is not None or handed.carried:
+                # (a Carried future another call carries is awaited through a link: a cancel
+                # of its awaiting task would otherwise be taken for that call's caller's)
                 own = False
+                if isinstance(handed, Carried):
+                    handed = _linked(handed)
                 return await _elsewhere(runner, handed, ended)
             handed.carrier = (runner, ended)
             try:
