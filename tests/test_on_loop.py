@@ -429,3 +429,93 @@ def test_a_carried_future_awaited_elsewhere_is_an_ordinary_future() -> None:
         return future.cancelled()
 
     assert asyncio.run(main())
+
+
+@pytest.mark.parametrize("loop_kind", ["asyncio", "uvloop"])
+def test_a_call_left_awaiting_as_asyncio_run_ends_fails_closed_and_ends_once(
+    loop_kind: str,
+) -> None:
+    """asyncio.run cancels the tasks left when its main coroutine returns, its loop stopped: no
+    task of its own could finish the call then, so the call is cancelled where it awaits (and
+    the future with it: its connection is not reused), ended once, and the run ends cleanly."""
+    factory = None
+    if loop_kind == "uvloop":
+        uvloop = pytest.importorskip("uvloop")
+        factory = uvloop.new_event_loop
+    ended = Ended()
+    events: list[str] = []
+    futures: list[Carried] = []
+
+    def step(future: Carried) -> None:
+        try:
+            events.append(await_here(future))
+        except BaseException as exc:
+            events.append(type(exc).__name__)
+            raise
+
+    async def main() -> None:
+        futures.append(Carried(loop=asyncio.get_running_loop()))
+        asyncio.get_running_loop().create_task(finish_on_loop(ended, step, futures[0]))
+        await asyncio.sleep(0.01)  # returns with the call awaiting its future
+
+    with asyncio.Runner(loop_factory=factory) as runner:
+        runner.run(main())
+    assert events == ["CancelledError"] and ended.times == 1
+    assert futures[0].cancelled()
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, SystemExit])
+def test_an_interrupt_raised_by_a_call_awaited_elsewhere_goes_to_its_caller_alone(
+    error: type[BaseException],
+) -> None:
+    """A call that went on in a task of its own raises what it raises to its caller, as a call
+    driven by its caller's task does: its task does not raise it again out of the loop."""
+    ended = Ended()
+
+    def step() -> None:
+        await_here(asyncio.sleep(0.01))  # (awaited by a task of its own)
+        raise error("in the call")
+
+    async def main() -> str:
+        try:
+            await finish_on_loop(ended, step)
+        except error as exc:
+            return f"caught {exc}"
+        return "not raised"
+
+    try:
+        got = asyncio.run(main())
+    except error as exc:  # (as it was: a KeyboardInterrupt would end the test run here)
+        pytest.fail(f"expected the caller to catch it, found {exc!r} raised out of the loop")
+    assert got == "caught in the call"
+    assert ended.times == 1
+
+
+def test_two_calls_awaiting_one_carried_future_are_each_cancelled_alone() -> None:
+    """A Carried future two calls await is carried by the first alone (the second awaits it from
+    a task of its own): cancelling the second caller woke the first cancelled, drove the second
+    call twice, ended it twice and the first never."""
+    first, second = Ended(), Ended()
+    got: list[tuple[str, object]] = []
+
+    def step(name: str, future: Carried) -> None:
+        got.append((name, await_here(future)))
+
+    async def main() -> None:
+        future = Carried(loop=asyncio.get_running_loop())
+        one = asyncio.ensure_future(finish_on_loop(first, step, "one", future))
+        two = asyncio.ensure_future(finish_on_loop(second, step, "two", future))
+        await asyncio.sleep(0.01)
+        two.cancel()
+        await asyncio.sleep(0.01)
+        try:
+            assert two.cancelled() and not one.done()
+        finally:
+            future.set_result("answer")  # (else what still awaits it would hang asyncio.run)
+        await asyncio.wait([one], timeout=1.0)
+        assert one.done() and one.result() is None
+        await asyncio.sleep(0.01)
+
+    asyncio.run(main())
+    assert sorted(got) == [("one", "answer"), ("two", "answer")]
+    assert (first.times, second.times) == (1, 1)

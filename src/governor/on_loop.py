@@ -156,8 +156,12 @@ async def finish_on_loop(ended: Callable[[], object], fn: Callable[..., T], *arg
         while handed is not _END:
             if runner.dead:  # (only a runner discarded mid-call ends so)
                 raise RuntimeError("run_on_loop: expected the call to end, found its runner gone")
-            if not isinstance(handed, Carried):
+            if not isinstance(handed, Carried) or handed.carrier is not None or handed.carried:
+                # (a Carried future another call carries is awaited through a link: a cancel
+                # of its awaiting task would otherwise be taken for that call's caller's)
                 own = False
+                if isinstance(handed, Carried):
+                    handed = _linked(handed)
                 return await _elsewhere(runner, handed, ended)
             handed.carrier = (runner, ended)
             try:
@@ -211,7 +215,10 @@ class Carried(asyncio.Future[Any]):
         if self.carried:
             return True  # (cancelled again before it woke: it is woken once, cancelled)
         carrier, wakeup = self.carrier, self._wakeup
-        if carrier is None or wakeup is None or self.done():
+        loop = self.get_loop()
+        if carrier is None or wakeup is None or self.done() or not loop.is_running():
+            # (a loop not running is ending, as asyncio.run cancels what is left: no task of its
+            # own could finish the call, which is cancelled where it awaits, in its caller's task)
             return super().cancel(msg)
         self.carried = True
         self.carrier = self._wakeup = None
@@ -219,7 +226,6 @@ class Carried(asyncio.Future[Any]):
         self.remove_done_callback(fn)
         runner, ended = carrier
         _to_end_in_task(runner, _linked(self), ended)
-        loop = self.get_loop()
         woken = loop.create_future()
         woken.cancel(msg)
         loop.call_soon(fn, woken, context=context)
@@ -297,15 +303,17 @@ async def _to_end(
     try:
         value = await _drive(runner, handed)
     except BaseException as exc:
+        raised = False  # whether the caller, still awaiting, has it raised
         if answer is not None and not answer.done():
             if isinstance(exc, asyncio.CancelledError):
                 answer.cancel()
             else:
                 answer.set_exception(exc)
+                raised = True
         elif isinstance(exc, Exception):
             _log.error("a call on the loop failed after its caller left", exc_info=exc)
-        if not isinstance(exc, Exception):  # the task itself was cancelled, or the process ends
-            raise
+        if not isinstance(exc, Exception) and not raised:
+            raise  # the task itself was cancelled, or the process ends with no caller to tell
     else:
         if answer is not None and not answer.done():
             answer.set_result(value)

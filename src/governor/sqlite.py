@@ -15,11 +15,15 @@ should this thread fall behind. Imports nothing of governor.
 
 from __future__ import annotations
 
+import logging
 import os
 import queue
 import sqlite3
 import threading
 import time
+from pathlib import Path
+
+_log = logging.getLogger(__name__)
 
 
 def use_wal(db: sqlite3.Connection, timeout_s: float) -> None:
@@ -50,6 +54,11 @@ REWIND_PAGES = 4_000
 pause and rewinds the WAL (``RESTART``): a WAL only ever copied while new commits arrive is never
 rewound otherwise, and grows."""
 
+REWIND_WAIT_S = 0.25
+"""The longest the rewind waits (for the write lock, then for the readers of the WAL): writers
+wait while it waits for the readers, so a reader holding an old snapshot must not hold them for
+the store's whole timeout. A rewind that could not finish is tried again by the next checkpoint."""
+
 
 class _Checkpoints:
     """The process's checkpoint thread (started on first use) and the files waiting for it
@@ -78,7 +87,10 @@ class _Checkpoints:
             item = self._queue.get()
             with self._lock:
                 self._waiting.discard(item)
-            checkpoint(*item)
+            try:
+                checkpoint(*item)
+            except Exception:  # (the thread must outlive one file's failure)
+                _log.exception("checkpoint of %s failed", item[0])
 
 
 _CHECKPOINTS = _Checkpoints()
@@ -102,18 +114,34 @@ def checkpoint_soon(path: str | os.PathLike[str], timeout_s: float) -> None:
 def checkpoint(path: str, timeout_s: float) -> bool:
     """Copy the WAL of ``path`` into the file as far as no reader needs it (``PASSIVE``: no
     wait), then, past :data:`REWIND_PAGES`, rewind it (``RESTART``: writers wait meanwhile, at
-    most ``timeout_s``). Whether it ran; an error (a file gone, locked too long) is left to the
-    next one, or to the committing connections' own checkpoint."""
+    most :data:`REWIND_WAIT_S` or ``timeout_s`` if less). Whether it ran; an error (a file gone,
+    never created anew here; locked too long) is left to the next one, or to the committing
+    connections' own checkpoint, and logged unless it is a file gone or locked."""
     try:
-        db = sqlite3.connect(path, timeout=timeout_s)
-    except sqlite3.Error:
+        db = sqlite3.connect(
+            Path(path).absolute().as_uri() + "?mode=rw", timeout=timeout_s, uri=True
+        )
+    except sqlite3.Error as exc:
+        _failed(path, exc)
         return False
     try:
         row = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         if row is not None and row[1] >= REWIND_PAGES:
+            db.execute(f"PRAGMA busy_timeout = {int(min(timeout_s, REWIND_WAIT_S) * 1000)}")
             db.execute("PRAGMA wal_checkpoint(RESTART)")
         return True
-    except sqlite3.Error:
+    except sqlite3.Error as exc:
+        _failed(path, exc)
         return False
     finally:
         db.close()
+
+
+_EXPECTED = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_CANTOPEN)
+
+
+def _failed(path: str, exc: sqlite3.Error) -> None:
+    """Log a checkpoint's failure unless it is one left to the next (a file gone, or locked)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None or code & 0xFF not in _EXPECTED:
+        _log.warning("checkpoint of %s failed: %s", path, exc)

@@ -295,7 +295,7 @@ def test_a_wal_that_never_catches_up_is_rewound(tmp_path: Path) -> None:
     reader.execute("SELECT count(*) FROM sessions").fetchone()  # reads the WAL as it is now
     for i in range(100, 200):
         store.save(f"s-{i}", {"t": 1, "payload": "y" * 8000}, None)
-    threading.Timer(0.3, reader.rollback).start()  # the reader ends while the checkpoint waits
+    threading.Timer(0.05, reader.rollback).start()  # the reader ends while the checkpoint waits
     old = sqlite_module.REWIND_PAGES
     try:
         sqlite_module.REWIND_PAGES = 100
@@ -307,3 +307,89 @@ def test_a_wal_that_never_catches_up_is_rewound(tmp_path: Path) -> None:
     assert frames < 20  # started over (else the 400 and more pages of the saves, and these)
     reader.close()
     store.close()
+
+
+def test_a_reader_holding_an_old_snapshot_holds_the_writers_only_briefly(tmp_path: Path) -> None:
+    """While a rewind (``RESTART``) waits for the readers of the WAL, writers wait too: a reader
+    holding an old snapshot held every save for the checkpoint's whole timeout (the store's,
+    30 s), so saves failed. The rewind waits at most REWIND_WAIT_S; the next checkpoint tries
+    again."""
+    import threading
+    import time
+
+    import governor.sqlite as sqlite_module
+
+    path = tmp_path / "s.db"
+    store = SqliteStore(path)
+    store._db().execute("PRAGMA wal_autocheckpoint=0")
+    for i in range(100):
+        store.save(f"s-{i}", {"t": 1, "payload": "y" * 8000}, None)
+    reader = sqlite3.connect(path, check_same_thread=False)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM sessions").fetchone()  # holds this snapshot throughout
+    for i in range(100, 200):
+        store.save(f"s-{i}", {"t": 1, "payload": "y" * 8000}, None)
+    old = sqlite_module.REWIND_PAGES
+    sqlite_module.REWIND_PAGES = 100
+    try:
+        rewind = threading.Thread(target=sqlite_module.checkpoint, args=(str(path), 3.0))
+        rewind.start()
+        time.sleep(0.1)  # (copied, and waiting for the reader)
+        writer = SqliteStore(path, timeout_s=1.0)
+        start = time.monotonic()
+        writer.save("w", {"t": 1}, None)  # a StoreError ("database is locked") before
+        waited = time.monotonic() - start
+        rewind.join()
+    finally:
+        sqlite_module.REWIND_PAGES = old
+    assert waited < sqlite_module.REWIND_WAIT_S + 0.5
+    assert writer.load("w") is not None
+    reader.close()
+    writer.close()
+    store.close()
+
+
+def test_a_checkpoint_leaves_a_file_gone_gone(tmp_path: Path) -> None:
+    """A store's file deleted while its checkpoint waits in the queue is not created anew (an
+    empty database where the store was)."""
+    import governor.sqlite as sqlite_module
+
+    path = tmp_path / "gone.db"
+    assert not sqlite_module.checkpoint(str(path), 1.0)
+    assert not path.exists()
+
+
+def test_checkpoint_failures_are_logged_and_the_thread_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A file that is not a database is a failure to report, not one to leave to the next
+    checkpoint; a checkpoint raising what it does not expect ends neither the thread nor the
+    checkpoints of the other files."""
+    import threading
+
+    import governor.sqlite as sqlite_module
+
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"not a database" * 100)
+    with caplog.at_level("WARNING", logger="governor.sqlite"):
+        assert not sqlite_module.checkpoint(str(bad), 1.0)
+    assert any("bad.db" in r.getMessage() for r in caplog.records)
+
+    done = threading.Event()
+    seen: list[str] = []
+
+    def flaky(path: str, timeout_s: float) -> bool:
+        seen.append(path)
+        if path == "first":
+            raise RuntimeError("unexpected")
+        done.set()
+        return True
+
+    monkeypatch.setattr(sqlite_module, "checkpoint", flaky)
+    checkpoints = sqlite_module._Checkpoints()
+    with caplog.at_level("ERROR", logger="governor.sqlite"):
+        checkpoints.ask("first", 1.0)
+        checkpoints.ask("second", 1.0)
+        assert done.wait(5.0), f"expected the second file checkpointed, found only {seen}"
+    assert seen == ["first", "second"]
+    assert any("first" in r.getMessage() for r in caplog.records)
