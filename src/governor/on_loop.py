@@ -149,9 +149,9 @@ async def finish_on_loop(ended: Callable[[], object], fn: Callable[..., T], *arg
     of its own awaits it and drives the call to its end. Anything else the call awaits (a new
     connection, a retry's pause, a worker thread) is awaited by such a task from the start, the
     caller awaiting its outcome (a cancelled caller stops awaiting it, the call goes on)."""
-    runner = _runner(fn, args)
     own = True  # whether this task drives the call (else a task of its own does, and ends it)
     try:
+        runner = _runner(fn, args)
         handed = runner.switch()
         while handed is not _END:
             if runner.dead:  # (only a runner discarded mid-call ends so)

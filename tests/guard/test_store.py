@@ -393,3 +393,25 @@ def test_checkpoint_failures_are_logged_and_the_thread_goes_on(
         assert done.wait(5.0), f"expected the second file checkpointed, found only {seen}"
     assert seen == ["first", "second"]
     assert any("first" in r.getMessage() for r in caplog.records)
+
+
+def test_a_connection_that_wrote_on_the_loop_waits_for_the_write_lock_again_off_it(
+    tmp_path: Path,
+) -> None:
+    """On the event loop a save never lets SQLite sleep for the write lock (its connection's
+    busy timeout is 0, the waits are awaited pauses); the same thread's connection used off the
+    loop afterwards waits for the lock again, as any thread's does."""
+    import asyncio
+    import threading
+
+    from governor.on_loop import run_on_loop
+
+    store = SqliteStore(tmp_path / "s.db")
+    asyncio.run(run_on_loop(store.save, "on-loop", {"t": 1}, None))
+    other = sqlite3.connect(tmp_path / "s.db", check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")  # holds the write lock for 0.2 s
+    threading.Timer(0.2, other.rollback).start()
+    store.save("off-loop", {"t": 1}, None)  # waited: not "database is locked" at once
+    assert store.load("off-loop") is not None
+    other.close()
+    store.close()

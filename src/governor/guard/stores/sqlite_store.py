@@ -277,6 +277,9 @@ def _begin(db: sqlite3.Connection, timeout_s: float) -> None:
     if on_loop():
         _begin_yielding(db, timeout_s)
     else:
+        if isinstance(db, _Connection) and not db.waits_when_busy:  # (it wrote on the loop)
+            db.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+            db.waits_when_busy = True
         db.execute("BEGIN IMMEDIATE")
 
 
