@@ -8,6 +8,8 @@ import asyncio
 import contextvars
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -274,6 +276,18 @@ def test_the_caller_wakes_in_the_turn_its_future_wakes_it() -> None:
     assert marks["caller"] == marks["code"]  # the call ended in the caller's own turn
 
 
+async def _cancelled(ended: Ended, step: Callable[..., Any], after: float = 0.01) -> float:
+    """Start ``finish_on_loop(ended, step)``, cancel its caller ``after`` seconds later: the
+    seconds the caller then took to be woken cancelled."""
+    task = asyncio.ensure_future(finish_on_loop(ended, step))
+    await asyncio.sleep(after)
+    start = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    return time.monotonic() - start
+
+
 def test_a_cancelled_caller_is_cancelled_at_once_and_the_call_finishes_its_await() -> None:
     events: list[str] = []
     ended = Ended()
@@ -287,13 +301,7 @@ def test_a_cancelled_caller_is_cancelled_at_once_and_the_call_finishes_its_await
         return got
 
     async def main() -> float:
-        task = asyncio.ensure_future(finish_on_loop(ended, step))
-        await asyncio.sleep(0.02)
-        start = time.monotonic()
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        woke = time.monotonic() - start
+        woke = await _cancelled(ended, step, 0.02)
         assert ended.times == 0 and events == ["awaiting"]
         await asyncio.sleep(0.3)
         return woke
@@ -304,17 +312,25 @@ def test_a_cancelled_caller_is_cancelled_at_once_and_the_call_finishes_its_await
     assert ended.times == 1
 
 
-def test_a_caller_cancelled_twice_before_it_wakes_leaves_the_future_alone() -> None:
-    ended = Ended()
-    got: list[object] = []
+async def _awaiting(ended: Ended, got: list[object]) -> tuple[asyncio.Task[None], Carried]:
+    """A call started by finish_on_loop, now awaiting a new Carried future (what it gets goes
+    to ``got``): its caller's task and the future."""
 
     def step(future: Carried) -> None:
         got.append(await_here(future))
 
+    future = Carried(loop=asyncio.get_running_loop())
+    task = asyncio.ensure_future(finish_on_loop(ended, step, future))
+    await asyncio.sleep(0.01)
+    return task, future
+
+
+def test_a_caller_cancelled_twice_before_it_wakes_leaves_the_future_alone() -> None:
+    ended = Ended()
+    got: list[object] = []
+
     async def main() -> Carried:
-        future = Carried(loop=asyncio.get_running_loop())
-        task = asyncio.ensure_future(finish_on_loop(ended, step, future))
-        await asyncio.sleep(0.01)
+        task, future = await _awaiting(ended, got)
         task.cancel()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -332,13 +348,8 @@ def test_a_caller_cancelled_as_its_answer_came_still_finishes_the_call() -> None
     ended = Ended()
     got: list[object] = []
 
-    def step(future: Carried) -> None:
-        got.append(await_here(future))
-
     async def main() -> None:
-        future = Carried(loop=asyncio.get_running_loop())
-        task = asyncio.ensure_future(finish_on_loop(ended, step, future))
-        await asyncio.sleep(0.01)
+        task, future = await _awaiting(ended, got)
         future.set_result("answer")  # the caller is woken in the next turn...
         task.cancel()  # ...cancelled before it runs
         with pytest.raises(asyncio.CancelledError):
@@ -358,11 +369,7 @@ def test_other_awaits_go_on_in_a_task_of_their_own_past_a_cancelled_caller() -> 
         events.append("slept")
 
     async def main() -> None:
-        task = asyncio.ensure_future(finish_on_loop(ended, step))
-        await asyncio.sleep(0.02)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
+        await _cancelled(ended, step, 0.02)
         assert events == [] and ended.times == 0
         await asyncio.sleep(0.2)
 
@@ -380,11 +387,7 @@ def test_a_call_failing_after_its_caller_left_is_logged_and_ended(
         raise KeyError("after the caller left")
 
     async def main() -> None:
-        task = asyncio.ensure_future(finish_on_loop(ended, step))
-        await asyncio.sleep(0.01)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
+        await _cancelled(ended, step)
         await asyncio.sleep(0.1)
 
     with caplog.at_level("ERROR", logger="governor.on_loop"):
