@@ -241,6 +241,21 @@ def test_random_values_are_written_or_refused_as_the_standard_library_does() -> 
             assert json.loads(jt.compact_bytes(value)) == want, k
 
 
+def test_marshal_s_walk_shows_a_float_plain_exactly_when_it_is_finite() -> None:
+    """Only a non-finite float's own last two bytes count: a finite float, an int or a length
+    whose bytes hold F0-FF then 7F or FF elsewhere leaves a value plain (a state or record whose
+    latencies happened to hold such bytes was read back for nothing)."""
+    rng = random.Random(11)
+    for _ in range(20_000):
+        x = struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0]
+        assert jt._plain([x, {"t": x}]) is math.isfinite(x), x.hex()
+    # finite floats and ints whose bytes hold the pair away from a float's exponent
+    look_alike = struct.unpack("<d", b"\xf0\x7f\xf3\xff\x00\x00\x10\x40")[0]
+    assert math.isfinite(look_alike)
+    assert jt._plain([look_alike, -1, -(2**40), "x" * 0x7FF0, 1.0])
+    assert not jt._plain([-1, 1.0, math.inf]) and not jt._plain({"a": [math.nan]})
+
+
 READ_AS_THE_STANDARD_LIBRARY = [
     b'{"usage": {"prompt_tokens": 20, "completion_tokens": 16}, "model": "m"}',
     b'{"n": 123456789012345678901234567890}',  # past 64 bits: an int, never a float

@@ -76,16 +76,23 @@ def _plain(value: Any) -> bool:
     what both write is exact dicts, lists, tuples, strings, ints, bools, None and floats.
     marshal writes each float once as its 8 IEEE 754 bytes, least significant first; those of
     a NaN or an infinity end in a byte of F0-FF and then 7F or FF, which UTF-8 text never
-    holds. When no 7F or FF byte follows one of F0-FF, every float is finite; where one does
-    (a negative int, say) the answer is False, never wrongly True."""
+    holds, 8 bytes after the float's type byte (``g``, or ``0xE7`` with marshal's reference
+    flag). When no 7F or FF byte follows one of F0-FF with such a type byte 8 bytes before,
+    every float is finite; where one does (a finite float's or an int's bytes may look so) the
+    answer is False, never wrongly True."""
     data = marshal.dumps(value, 4)
     for last in (0x7F, 0xFF):
-        at = data.find(last, 1)
+        at = data.find(last, 8)
         while at != -1:
-            if data[at - 1] >= 0xF0:
+            if data[at - 1] >= 0xF0 and data[at - 8] in _FLOAT_TYPES:
                 return False
             at = data.find(last, at + 1)
     return True
+
+
+_FLOAT_TYPES = frozenset((0x67, 0x67 | 0x80))
+"""marshal's type byte of a float written as 8 bytes (``g``), without and with its reference
+flag."""
 
 
 def sorted_text(value: Any) -> str:
