@@ -355,7 +355,7 @@ class OpenAIBackend(Backend):
                 aplain = self._aplain
                 sent = aplain.start(method, path, payload, deadline, MAX_RESPONSE_BYTES)
                 return await_here(
-                    aplain.request(method, path, payload, deadline, MAX_RESPONSE_BYTES)
+                    aplain.request_on_new(method, path, payload, deadline, MAX_RESPONSE_BYTES)
                     if sent is None
                     else sent
                 )

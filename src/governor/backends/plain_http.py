@@ -295,14 +295,7 @@ class AsyncPlainHttp:
         ``deadline`` (a ``time.monotonic()`` value): the status, the headers and the body."""
         answer = self.start(method, path, body, deadline, max_bytes)
         if answer is None:
-            loop = asyncio.get_running_loop()
-            try:
-                async with asyncio.timeout(deadline - time.monotonic()):
-                    conn = await self._connect(loop)
-            except TimeoutError as exc:
-                raise PlainTimeout("not connected in time") from exc
-            answer = self._send(loop, conn, self.request_bytes(method, path, body), method,
-                                deadline, max_bytes)  # fmt: skip
+            return await self.request_on_new(method, path, body, deadline, max_bytes)
         return await answer
 
     def start(
@@ -310,14 +303,30 @@ class AsyncPlainHttp:
     ) -> asyncio.Future[tuple[int, list[tuple[str, str]], bytes]] | None:
         """``method path`` with ``body`` sent now on an idle kept connection of the running loop:
         the future of what :meth:`request` returns (a :class:`~governor.on_loop.Carried` one);
-        None, and nothing sent, when no idle connection is fit for it (:meth:`request`
-        connects). Cancelling the future abandons the request (its connection is closed)."""
-        data = self.request_bytes(method, path, body)
+        None, and nothing sent, when no idle connection is fit for it
+        (:meth:`request_on_new` connects). Cancelling the future abandons the request (its
+        connection is closed)."""
         if deadline - time.monotonic() <= 0:
             raise PlainTimeout("no time left")
         loop = asyncio.get_running_loop()
+        if not self._idle.get(loop):
+            return None  # (nothing idle: the request is made on a new connection)
+        data = self.request_bytes(method, path, body)
         conn = self._take(loop)
         return None if conn is None else self._send(loop, conn, data, method, deadline, max_bytes)
+
+    async def request_on_new(
+        self, method: str, path: str, body: bytes | None, deadline: float, max_bytes: int
+    ) -> tuple[int, list[tuple[str, str]], bytes]:
+        """:meth:`request` on a connection opened for it (kept afterwards when it can be)."""
+        data = self.request_bytes(method, path, body)
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(deadline - time.monotonic()):
+                conn = await self._connect(loop)
+        except TimeoutError as exc:
+            raise PlainTimeout("not connected in time") from exc
+        return await self._send(loop, conn, data, method, deadline, max_bytes)
 
     def _send(
         self,
