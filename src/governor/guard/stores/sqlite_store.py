@@ -122,10 +122,10 @@ class SqliteStore:
         with self._locks.held(zlib.crc32(session_id.encode("utf-8")) % LOCK_SLOTS, session_id):
             yield
 
-    def _db(self) -> sqlite3.Connection:
+    def _db(self) -> _Connection:
         """This thread's connection (opened on first use). A call whose statement on it fails
         with a ``sqlite3.Error`` hands it to :meth:`_drop`."""
-        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        db: _Connection | None = getattr(self._local, "db", None)
         if db is None:
             try:
                 db = sqlite3.connect(
@@ -266,7 +266,7 @@ class SqliteStore:
         return [str(r[0]) for r in rows]
 
 
-def _begin(db: sqlite3.Connection, timeout_s: float) -> None:
+def _begin(db: _Connection, timeout_s: float) -> None:
     """Begin a write transaction taken at its start (``BEGIN IMMEDIATE``: the write lock is
     waited for, never fails half-way as a read turned write can); the caller commits it, or
     rolls it back on any error. The wait is SQLite's busy handler on a thread; on the event loop
@@ -277,20 +277,19 @@ def _begin(db: sqlite3.Connection, timeout_s: float) -> None:
     if on_loop():
         _begin_yielding(db, timeout_s)
     else:
-        if isinstance(db, _Connection) and not db.waits_when_busy:  # (it wrote on the loop)
+        if not db.waits_when_busy:  # (it wrote on the loop)
             db.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
             db.waits_when_busy = True
         db.execute("BEGIN IMMEDIATE")
 
 
-def _begin_yielding(db: sqlite3.Connection, timeout_s: float) -> None:
+def _begin_yielding(db: _Connection, timeout_s: float) -> None:
     """``BEGIN IMMEDIATE`` without SQLite's busy handler: at once when the file is free, else
     again after an awaited pause (0.5 ms doubling up to 20 ms) for up to ``timeout_s``. The
     event loop's connection writes only here, so its busy timeout stays 0."""
-    if not isinstance(db, _Connection) or db.waits_when_busy:
+    if db.waits_when_busy:
         db.execute("PRAGMA busy_timeout = 0")
-        if isinstance(db, _Connection):
-            db.waits_when_busy = False
+        db.waits_when_busy = False
 
     def begun() -> bool:
         try:
