@@ -415,3 +415,21 @@ def test_a_connection_that_wrote_on_the_loop_waits_for_the_write_lock_again_off_
     assert store.load("off-loop") is not None
     other.close()
     store.close()
+
+
+def test_shared_lock_only_for_stores_that_can_lock(tmp_path: Path) -> None:
+    from governor.guard.stores import shared_lock
+
+    class SaysShared(MemoryStore):  # a flag alone, with no ``locked``: not a shared store
+        shared = True
+
+    shared = SqliteStore(tmp_path / "s.db", shared=True)
+    alone = SqliteStore(tmp_path / "a.db")
+    for _ in range(2):  # the second time from the per-class answer
+        assert shared_lock(MemoryStore(), "a") is None
+        assert shared_lock(SaysShared(), "a") is None
+        assert shared_lock(alone, "a") is None
+        lock = shared_lock(shared, "a")
+        assert lock is not None
+        with lock:
+            pass

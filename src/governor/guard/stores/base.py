@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 import threading
+import weakref
 from collections.abc import Mapping, MutableSequence, Sequence
 from contextlib import AbstractContextManager, suppress
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from governor.errors import GovernorError
 from governor.jsontext import sorted_text
@@ -70,9 +71,18 @@ class SharedStore(SessionStore, Protocol):
 
 def shared_lock(store: SessionStore, session_id: str) -> AbstractContextManager[None] | None:
     """The lock of ``session_id`` in a shared store; None for a store of one process."""
-    if getattr(store, "shared", False) and isinstance(store, SharedStore):  # cheap test first
-        return store.locked(session_id)
-    return None
+    if not getattr(store, "shared", False):
+        return None
+    kind = type(store)
+    shared = _SHARED_KINDS.get(kind)
+    if shared is None:  # the protocol's isinstance walks its members: tens of microseconds
+        shared = _SHARED_KINDS[kind] = isinstance(store, SharedStore)
+    return cast(SharedStore, store).locked(session_id) if shared else None
+
+
+_SHARED_KINDS: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
+"""Whether a store class has :class:`SharedStore`'s methods (its ``shared`` flag is read from
+each store)."""
 
 
 MessageLog = tuple[int, Sequence[Mapping[str, Any]]]
