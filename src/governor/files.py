@@ -9,7 +9,7 @@ Imports the error tree only.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -22,12 +22,13 @@ MAX_MAPPING_BYTES = 4 * 2**20
 """The largest config, policy, overlay, spec or domain file read (4 MB)."""
 
 
-def json_loads(text: str | bytes) -> Any:
+def json_loads(text: str | bytes, parse_constant: Callable[[str], Any] | None = None) -> Any:
     """``json.loads`` for untrusted text: nesting too deep for the parser (Python's JSON reader
     recurses) is a :class:`json.JSONDecodeError` like any other malformed input, not a
-    ``RecursionError``."""
+    ``RecursionError``. ``parse_constant``: as ``json.loads`` takes it (for ``NaN`` and the
+    infinities)."""
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=parse_constant)
     except RecursionError:
         raise json.JSONDecodeError("nested too deeply", "", 0) from None
 

@@ -82,3 +82,21 @@ def test_an_account_one_past_the_trusted_one_is_not_read_as_the_trusted_one() ->
     assert call.args() == {"to": trusted + 1}
     labels, _, _ = policy.vocabulary.labels({}, Reply(None, (call,)), ())
     assert labels == {"elsewhere"}
+
+
+@pytest.mark.parametrize("raw", [b'{"a": NaN}', b'{"a": [Infinity]}', b'{"a": {"b": -Infinity}}'])
+@pytest.mark.parametrize("fast", [True, False])
+def test_nan_and_infinities_are_refused_with_or_without_orjson(
+    raw: bytes, fast: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """JSON has no NaN: orjson refuses it, and so does the standard library's reader that
+    stands in for it where orjson is not installed (which would read it as a float)."""
+    from governor.serve import schema
+
+    if not fast:
+        monkeypatch.setattr(schema, "orjson", None)
+    with pytest.raises(ApiError) as caught:
+        parse_json(raw)
+    assert caught.value.status == 400 and "malformed JSON" in str(caught.value)
+    if not fast:
+        assert parse_json(b'{"a": 1.5, "b": [1, "NaN"]}') == {"a": 1.5, "b": [1, "NaN"]}

@@ -127,7 +127,7 @@ def parse_json(raw: bytes) -> dict[str, Any]:
     integer orjson may read past 64 bits, as a float) is read again by the standard library,
     so each integer is an ``int`` of the value the client sent."""
     try:
-        data = orjson.loads(raw) if orjson is not None else json_loads(raw)
+        data = orjson.loads(raw) if orjson is not None else json_loads(raw, _no_constant)
     except (UnicodeDecodeError, ValueError) as exc:
         raise bad_request(
             f"expected a JSON body, found malformed JSON ({exc})", code="invalid_json"
@@ -135,6 +135,12 @@ def parse_json(raw: bytes) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise bad_request(f"body: {expected('a JSON object', data)}", code="invalid_json")
     return _each_key_once(raw, data)
+
+
+def _no_constant(name: str) -> Any:
+    """The standard library's reader meeting ``NaN`` or an infinity, which JSON has not (and
+    orjson refuses): refused the same way without orjson."""
+    raise ValueError(f"{name} is not JSON")
 
 
 def _each_key_once(raw: bytes, data: dict[str, Any]) -> dict[str, Any]:
