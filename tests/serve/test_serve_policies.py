@@ -425,10 +425,12 @@ def test_the_heap_is_settled_before_serving() -> None:
     before = gc.get_threshold()
     gc.set_threshold(700, 11, 12)
     try:
-        _settle_heap()
+        restore = _settle_heap()
         assert gc.get_threshold() == (YOUNG_OBJECTS, 11, 12)
         assert YOUNG_OBJECTS >= 10 * 700
         assert gc.get_freeze_count() > 0
+        restore()  # as _serve does when the service ends: the collector as it was
+        assert gc.get_threshold() == (700, 11, 12) and gc.get_freeze_count() == 0
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)

@@ -225,12 +225,13 @@ def _serve(args: argparse.Namespace, console: Console) -> int:
         return _serve_workers(args)
     restore_log = configure(args.decision_log)
     stop_reload = watch_policies(app.state.service.policies, args.policy_poll)
-    _settle_heap()
+    restore_heap = _settle_heap()
     try:
         uvicorn.run(app, host=args.host, port=args.port, log_level="info", **_connections(args))
     finally:
         stop_reload()
         restore_log()
+        restore_heap()
     return 0
 
 
@@ -416,15 +417,22 @@ nearly all freed by reference counting; at 700 the collector walked them several
 request, about 3% of a governed request's instructions."""
 
 
-def _settle_heap() -> None:
+def _settle_heap() -> Callable[[], None]:
     """Before serving: what was loaded at start (policy, overlays, models) lives as long as the
     process, so it is put out of the collector's view (a full collection under load then pauses
     for milliseconds, not 100s), and the youngest objects are collected every
-    :data:`YOUNG_OBJECTS` instead of every 700."""
+    :data:`YOUNG_OBJECTS` instead of every 700. Gives back the function that puts the collector
+    back as it was (a caller serving in its own process, as a test does, goes on with it)."""
+    threshold = gc.get_threshold()
     gc.collect()
     gc.freeze()
-    _, older, oldest = gc.get_threshold()
-    gc.set_threshold(YOUNG_OBJECTS, older, oldest)
+    gc.set_threshold(YOUNG_OBJECTS, *threshold[1:])
+
+    def restored() -> None:
+        gc.unfreeze()
+        gc.set_threshold(*threshold)
+
+    return restored
 
 
 def _worker(options: dict[str, Any], shared: socket.socket | None, index: int) -> None:
@@ -438,7 +446,7 @@ def _worker(options: dict[str, Any], shared: socket.socket | None, index: int) -
     args = argparse.Namespace(**options)
     built = build_app(args, Console(quiet=True))
     sock = shared if shared is not None else _listening(args.host, args.port, spread=True)
-    _settle_heap()
+    _settle_heap()  # (the process ends with the service)
     config = uvicorn.Config(_tagged(built, index), log_level="info", **_connections(args))
     restore_log = configure(args.decision_log)
     stop_reload = watch_policies(built.state.service.policies, args.policy_poll)
