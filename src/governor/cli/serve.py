@@ -27,9 +27,11 @@ import gc
 import multiprocessing
 import os
 import re
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -344,6 +346,8 @@ def _serve_workers(args: argparse.Namespace) -> int:
     sock = _listening(args.host, args.port, listen=not SPREAD, spread=SPREAD)
     options = {k: v for k, v in vars(args).items() if k != "handler"}
     options["port"] = sock.getsockname()[1]  # (port 0: the one the system picked)
+    # what the workers keep together (rate limits, the counters of /metrics), removed at the end
+    options["worker_dir"] = shared_dir = tempfile.mkdtemp(prefix="governor-serve-")
     context = multiprocessing.get_context("spawn")
     stopping = False
 
@@ -407,6 +411,7 @@ def _serve_workers(args: argparse.Namespace) -> int:
                 w.kill()
                 w.join(5)
         sock.close()
+        shutil.rmtree(shared_dir, ignore_errors=True)
     return 0
 
 
@@ -444,7 +449,7 @@ def _worker(options: dict[str, Any], shared: socket.socket | None, index: int) -
     from governor.serve.decision_log import configure
 
     args = argparse.Namespace(**options)
-    built = build_app(args, Console(quiet=True))
+    built = build_app(args, Console(quiet=True), worker=index)
     sock = shared if shared is not None else _listening(args.host, args.port, spread=True)
     _settle_heap()  # (the process ends with the service)
     config = uvicorn.Config(_tagged(built, index), log_level="info", **_connections(args))
@@ -457,10 +462,13 @@ def _worker(options: dict[str, Any], shared: socket.socket | None, index: int) -
         restore_log()
 
 
-def build_app(args: argparse.Namespace, console: Console, *, warm: bool = True) -> Any:
+def build_app(
+    args: argparse.Namespace, console: Console, *, warm: bool = True, worker: int = 0
+) -> Any:
     """The service's app from the parsed ``serve`` arguments (its start-up lines on ``console``);
     ``warm``: each guard judges one reply when built (:meth:`Guard.warm`), not for an app built
-    only to check the arguments."""
+    only to check the arguments. ``worker``: which of ``--workers`` it serves (their shared
+    folder is ``args.worker_dir``, set by :func:`_serve_workers`)."""
     try:
         from governor.serve import (
             KeyChecker,
@@ -542,6 +550,8 @@ def build_app(args: argparse.Namespace, console: Console, *, warm: bool = True) 
         admin_key_hash=admin,
         limits=limits,
         policy_keys=policy_keys(args.policy_key, policies, keys.enabled),
+        shared_dir=getattr(args, "worker_dir", None),
+        worker=worker,
     )
     console.print(
         f"governor serve: store {store_label(args.store, store)};"

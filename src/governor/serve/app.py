@@ -37,6 +37,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from starlette._utils import get_route_path
@@ -152,8 +153,14 @@ class Service:
         limits: Limits | None = None,
         admin_key: AdminKey | None = None,
         policy_keys: Mapping[str, Iterable[str]] | None = None,
+        shared_dir: Path | None = None,
+        worker: int = 0,
     ) -> None:
         self.policies = policies
+        self.shared_dir = shared_dir
+        """The folder this service's worker processes share (None: one process)."""
+        self.worker = worker
+        """This process's index among the workers."""
         self.keys = keys or KeyChecker()
         self.admin_key = admin_key
         """The admin key, which may read /metrics too."""
@@ -470,12 +477,17 @@ def create_app(
     admin_key_hash: str | None = None,
     limits: Limits | None = None,
     policy_keys: Mapping[str, Iterable[str]] | None = None,
+    shared_dir: str | Path | None = None,
+    worker: int = 0,
 ) -> ServiceApp:
     """The guard service's app over ``guard`` (one guard, or the served policies: see the
     module doc); ``admin_key_hash`` is the
     sha256 hex digest of the admin key (None: no admin routes); ``limits`` what a request and a
     key may spend (``max_body_bytes`` replaces its body limit); ``policy_keys`` the client keys'
-    digests each policy named in it is for (a policy not named: every client key's)."""
+    digests each policy named in it is for (a policy not named: every client key's).
+    ``shared_dir``: a folder the apps of one service's worker processes share (``governor serve
+    --workers N``), ``worker`` this one's index among them: the keys' rate limits and session
+    quotas are kept there for all of them together."""
     limits = limits or Limits()
     if max_body_bytes is not None:
         limits = replace(limits, max_body_bytes=max_body_bytes)
@@ -487,6 +499,8 @@ def create_app(
         limits=limits,
         admin_key=None if admin_key_hash is None else AdminKey(admin_key_hash),
         policy_keys=policy_keys,
+        shared_dir=None if shared_dir is None else Path(shared_dir),
+        worker=worker,
     )
     chat = _safe(service.chat_completions)
     routes = [
