@@ -55,7 +55,7 @@ from governor.serve.admin import Admin, AdminKey
 from governor.serve.api_errors import ApiError, bad_request, error_response
 from governor.serve.auth import KeyChecker, checked_digest
 from governor.serve.decision_log import log_decision, refused_rules
-from governor.serve.limits import Buckets
+from governor.serve.limits import Buckets, SharedBuckets
 from governor.serve.policies import POLICY_HEADER, Served, ServedPolicies
 from governor.serve.prometheus import Metrics
 from governor.serve.replies import Answer, FastJSONResponse, completion, governor_headers
@@ -176,19 +176,32 @@ class Service:
         self.requests = (
             None
             if lim.requests_per_s is None
-            else Buckets(
-                lim.requests_per_s, lim.request_burst, f"{lim.requests_per_s:g} requests a second"
+            else self._buckets(
+                "requests",
+                lim.requests_per_s,
+                lim.request_burst,
+                f"{lim.requests_per_s:g} requests a second",
             )
         )
         self.new_sessions = (
             None
             if lim.sessions_per_hour is None
-            else Buckets(
+            else self._buckets(
+                "sessions",
                 lim.sessions_per_hour / 3600,
                 lim.session_burst,
                 f"{lim.sessions_per_hour:g} new sessions an hour",
             )
         )
+
+    def _buckets(self, name: str, rate: float, burst: float, what: str) -> Buckets:
+        """A limit's buckets: in this process, or in a file of the folder the workers share."""
+        if self.shared_dir is None:
+            return Buckets(rate, burst, what)
+        try:
+            return SharedBuckets(self.shared_dir / f"{name}.buckets", rate, burst, what)
+        except OSError as exc:
+            raise ConfigError(f"{what}: cannot keep the limit for every worker: {exc}") from exc
 
     def _owner(self, head: Mapping[str, str]) -> str | None:
         """The key's digest (the owner of the sessions it names), its request counted."""

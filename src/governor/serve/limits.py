@@ -4,15 +4,30 @@
 bucket refills at ``rate`` tokens a second up to ``burst``; a request takes one token or is
 answered 429 with ``Retry-After`` (the seconds until a token is back). Buckets are kept for the
 keys seen, at most :data:`MAX_BUCKETS` (the least recently used are dropped: a dropped bucket
-starts full again, so a client gains at most one burst). Imports the service's errors only.
+starts full again, so a client gains at most one burst).
+
+:class:`SharedBuckets` keeps them in a file that the worker processes of one service map
+(``governor serve --workers N``), so a key spends from one bucket whichever worker answers it:
+with N workers it may not make N times its rate. Each take holds a lock on the file (a POSIX
+record lock, held for a few microseconds); a lock not had within :data:`SHARED_WAIT_S`, or a
+file that cannot be read, refuses the request (503): a limit that cannot be checked is not
+waived. Imports the service's errors only.
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import math
+import mmap
+import os
+import struct
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 from governor.serve.api_errors import ApiError
 
@@ -34,12 +49,12 @@ class Buckets:
     def take(self, key: str | None) -> None:
         """Take one token of ``key``'s bucket, or raise a 429 naming the limit."""
         name = key or ""
-        now = time.monotonic()
-        with self._lock:
-            tokens, at = self._buckets.pop(name, (self.burst, now))
-            tokens = min(self.burst, tokens + (now - at) * self.rate)
+        with self._held():
+            now = time.monotonic()
+            tokens, at = self._get(name, now)
+            tokens = min(self.burst, tokens + max(0.0, now - at) * self.rate)
             if tokens < 1:
-                self._buckets[name] = (tokens, now)
+                self._put(name, tokens, now)
                 wait = max(1, math.ceil((1 - tokens) / self.rate))
                 raise ApiError(
                     429,
@@ -47,6 +62,126 @@ class Buckets:
                     code="rate_limited",
                     headers={"Retry-After": str(wait)},
                 )
-            self._buckets[name] = (tokens - 1, now)
-            while len(self._buckets) > MAX_BUCKETS:
-                self._buckets.popitem(last=False)
+            self._put(name, tokens - 1, now)
+
+    @contextmanager
+    def _held(self) -> Iterator[None]:
+        with self._lock:
+            yield
+
+    def _get(self, name: str, now: float) -> tuple[float, float]:
+        """``name``'s tokens and when they were counted (a key not kept: a full bucket now)."""
+        return self._buckets.pop(name, (self.burst, now))
+
+    def _put(self, name: str, tokens: float, now: float) -> None:
+        self._buckets[name] = (tokens, now)
+        while len(self._buckets) > MAX_BUCKETS:
+            self._buckets.popitem(last=False)
+
+
+SHARED_SLOTS = 1 << 16
+"""The buckets a shared file holds (24 bytes each: 1.5 MiB)."""
+
+SHARED_PROBES = 8
+"""The slots a key may sit in, from the one its hash names on: when all are taken by other keys,
+the one counted longest ago is given to it (that key's bucket starts full again)."""
+
+SHARED_WAIT_S = 0.05
+"""The longest a take waits for another process's hold on the file before refusing the request
+(holds last microseconds; a process stopped while holding it must not stall every worker)."""
+
+_SLOT = struct.Struct("<Qdd")  # the key's 64-bit tag (0: empty), its tokens, when counted
+
+
+class SharedBuckets(Buckets):
+    """:class:`Buckets` kept in the file ``path`` for every process that opens it (see the
+    module doc); created when missing. ``time.monotonic`` is the system's clock since boot on
+    Linux, one clock for all the processes."""
+
+    def __init__(self, path: str | Path, rate: float, burst: float, what: str) -> None:
+        super().__init__(rate, burst, what)
+        try:
+            import fcntl
+        except ImportError:  # (not POSIX)
+            raise ValueError(
+                f"{what}: keeping a limit for several worker processes needs POSIX file locks"
+                " (fcntl), found none on this platform"
+            ) from None
+        self._fcntl = fcntl
+        self.path = Path(path)
+        size = SHARED_SLOTS * _SLOT.size
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            if os.fstat(fd).st_size < size:  # (every opener asks for the same size: no race)
+                os.ftruncate(fd, size)
+            self._map = mmap.mmap(fd, size)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+        self._slot = -1
+        """The slot of the key read last (under the hold, for the write that follows)."""
+
+    def close(self) -> None:
+        """Unmap and close the file (the buckets stay in it for the other processes)."""
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            self._map.close()
+            os.close(fd)
+
+    @contextmanager
+    def _held(self) -> Iterator[None]:
+        with self._lock:
+            deadline = time.monotonic() + SHARED_WAIT_S
+            while True:
+                try:
+                    if self._fd < 0:
+                        raise OSError(errno.EBADF, "closed")
+                    self._fcntl.lockf(self._fd, self._fcntl.LOCK_EX | self._fcntl.LOCK_NB)
+                    break
+                except OSError as exc:
+                    busy = exc.errno in (errno.EAGAIN, errno.EACCES)
+                    if not busy or time.monotonic() > deadline:
+                        raise self._unavailable(exc) from None
+                    time.sleep(0.0002)
+            try:
+                yield
+            finally:
+                self._fcntl.lockf(self._fd, self._fcntl.LOCK_UN)
+
+    def _unavailable(self, cause: object) -> ApiError:
+        return ApiError(
+            503,
+            f"expected to check {self.what} for this key, found its shared count unavailable"
+            f" ({cause}); the request is refused rather than let past the limit",
+            code="limit_unavailable",
+        )
+
+    def _get(self, name: str, now: float) -> tuple[float, float]:
+        tag = _tag(name)
+        home = tag % SHARED_SLOTS
+        oldest, oldest_at = -1, math.inf
+        for k in range(SHARED_PROBES):
+            slot = (home + k) % SHARED_SLOTS
+            found, tokens, at = _SLOT.unpack_from(self._map, slot * _SLOT.size)
+            if found == tag:
+                self._slot = slot
+                if not (math.isfinite(tokens) and math.isfinite(at)):
+                    return 0.0, now  # (a damaged count: no tokens, never free ones)
+                return tokens, min(at, now)
+            if found == 0:  # (slots are never emptied: the key is not further on)
+                self._slot = slot
+                return self.burst, now
+            if at < oldest_at:
+                oldest, oldest_at = slot, at
+        self._slot = oldest
+        return self.burst, now
+
+    def _put(self, name: str, tokens: float, now: float) -> None:
+        _SLOT.pack_into(self._map, self._slot * _SLOT.size, _tag(name), tokens, now)
+
+
+def _tag(name: str) -> int:
+    """``name``'s 64-bit tag in a shared file (never 0, which marks an empty slot)."""
+    digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "little") | 1

@@ -1,0 +1,198 @@
+"""A key's rate limit and session quota are one budget for all the workers of ``governor serve
+--workers N`` (:class:`governor.serve.limits.SharedBuckets`): processes racing on the file take
+exactly the burst between them, a full table gives a slot to a new key, a damaged count gives
+no tokens, and a file another process holds too long refuses the request instead of waiving
+the limit."""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fake_openai_server import API_KEY
+from serve_helpers import TOOLS_POLICY
+from test_serve_durability import EchoServer, free_port
+
+from governor.serve import limits
+from governor.serve.api_errors import ApiError
+from governor.serve.limits import SharedBuckets
+
+
+def taken(buckets: SharedBuckets, key: str | None, n: int) -> int:
+    """How many of ``n`` takes of ``key`` were let through."""
+    ok = 0
+    for _ in range(n):
+        try:
+            buckets.take(key)
+            ok += 1
+        except ApiError as exc:
+            assert exc.status == 429, exc
+    return ok
+
+
+def test_two_openers_of_one_file_spend_one_budget(tmp_path: Path) -> None:
+    path = tmp_path / "requests.buckets"
+    a = SharedBuckets(path, 1e-6, 5, "5 requests")
+    b = SharedBuckets(path, 1e-6, 5, "5 requests")
+    try:
+        assert taken(a, "alice", 3) == 3
+        assert taken(b, "alice", 4) == 2  # two left of alice's five, whichever opener asks
+        with pytest.raises(ApiError) as err:
+            a.take("alice")
+        assert err.value.status == 429 and "retry in" in str(err.value)
+        assert taken(b, "bob", 5) == 5 and taken(a, None, 5) == 5  # each key its own
+    finally:
+        a.close()
+        b.close()
+
+
+def test_tokens_come_back_at_the_rate(tmp_path: Path) -> None:
+    buckets = SharedBuckets(tmp_path / "b", 50.0, 1, "50 a second")
+    try:
+        assert taken(buckets, "k", 3) == 1
+        time.sleep(0.05)
+        assert taken(buckets, "k", 1) == 1
+    finally:
+        buckets.close()
+
+
+def _spend(path: str, n: int, out: Any) -> None:
+    buckets = SharedBuckets(path, 1e-6, 50, "50 requests")
+    out.put(taken(buckets, "same key", n))
+
+
+def test_processes_racing_take_exactly_the_burst(tmp_path: Path) -> None:
+    """Four processes take as fast as they can from one key's bucket of 50: 50 in all (a lost
+    update between two processes would let more through)."""
+    ctx = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+    out = ctx.Queue()
+    procs = [ctx.Process(target=_spend, args=(str(tmp_path / "b"), 400, out)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    got = [out.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join(30)
+    assert sum(got) == 50, got
+
+
+def test_a_full_window_gives_the_oldest_slot_to_a_new_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(limits, "SHARED_SLOTS", limits.SHARED_PROBES)  # one window: all slots
+    buckets = SharedBuckets(tmp_path / "b", 1e-6, 2, "2 requests")
+    try:
+        keys = [f"k{i}" for i in range(limits.SHARED_PROBES)]
+        for key in keys:
+            assert taken(buckets, key, 3) == 2
+        assert taken(buckets, "newcomer", 3) == 2  # k0, counted longest ago, gave its slot
+        # k0 starts full again (one burst more, no more), in the slot of k1, now the oldest
+        assert taken(buckets, "k0", 3) == 2
+        for key in ["newcomer", "k0", *keys[2:]]:  # keys that kept their slots are still spent
+            assert taken(buckets, key, 1) == 0
+    finally:
+        buckets.close()
+
+
+def test_a_damaged_count_gives_no_tokens(tmp_path: Path) -> None:
+    path = tmp_path / "b"
+    buckets = SharedBuckets(path, 1e-6, 3, "3 requests")
+    try:
+        assert taken(buckets, "k", 1) == 1
+        raw = bytearray(path.read_bytes())
+        slot = raw.find(struct.pack("<Q", limits._tag("k")))
+        assert slot >= 0 and slot % 24 == 0
+        raw[slot + 8 : slot + 16] = struct.pack("<d", math.nan)
+        path.write_bytes(bytes(raw))
+        assert taken(buckets, "k", 2) == 0
+    finally:
+        buckets.close()
+
+
+def _hold_file(path: str, held: Any, release: Any) -> None:
+    import fcntl
+
+    fd = os.open(path, os.O_RDWR)
+    fcntl.lockf(fd, fcntl.LOCK_EX)
+    held.set()
+    release.wait(20)
+
+
+def test_a_file_held_too_long_refuses_the_request(tmp_path: Path) -> None:
+    path = tmp_path / "b"
+    buckets = SharedBuckets(path, 1e-6, 3, "3 requests")
+    ctx = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+    held, release = ctx.Event(), ctx.Event()
+    other = ctx.Process(target=_hold_file, args=(str(path), held, release))
+    other.start()
+    try:
+        assert held.wait(30)
+        start = time.monotonic()
+        with pytest.raises(ApiError) as err:
+            buckets.take("k")
+        assert err.value.status == 503 and "rather than let past the limit" in str(err.value)
+        assert time.monotonic() - start < 1.0
+        release.set()
+        other.join(20)
+        assert taken(buckets, "k", 1) == 1  # free again once the other let go
+    finally:
+        release.set()
+        other.join(5)
+        buckets.close()
+
+
+def test_two_workers_share_one_rate_limit(tmp_path: Path) -> None:
+    """``governor serve --workers 2 --rate-burst 3``: requests on new connections, answered by
+    both workers, get three 200s in all, then 429s."""
+    port = free_port()
+    upstream = EchoServer().start()
+    argv = [
+        sys.executable, "-m", "governor.cli", "serve", "--policy", str(TOOLS_POLICY),
+        "--upstream", upstream.url, "--model", "fake-model", "--store",
+        f"sqlite:{tmp_path / 's.db'}", "--port", str(port), "--workers", "2",
+        "--rate-limit", "0.001", "--rate-burst", "3",
+    ]  # fmt: skip
+    log = tmp_path / "serve.log"
+    env = {**os.environ, "OPENAI_API_KEY": API_KEY}
+    try:
+        with log.open("ab") as out:
+            proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 60
+            while True:  # both workers up: /health answers from each
+                try:
+                    up = {
+                        httpx.get(f"{base}/healthz").headers["x-governor-worker"] for _ in range(8)
+                    }
+                    if up == {"0", "1"}:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+                time.sleep(0.2)
+            codes, workers = [], set()
+            for i in range(12):  # a new connection each: the kernel spreads them
+                body = {
+                    "model": "m",
+                    "messages": [{"role": "user", "content": "hi"}],
+                    "metadata": {"governor_session": f"s{i}"},
+                }
+                r = httpx.post(f"{base}/v1/chat/completions", json=body, timeout=30)
+                codes.append(r.status_code)
+                workers.add(r.headers.get("x-governor-worker"))
+        finally:
+            proc.terminate()
+            assert proc.wait(30) == 0
+    finally:
+        upstream.stop()
+    assert workers == {"0", "1"}, workers
+    assert codes.count(200) == 3 and codes.count(429) == 9, codes
