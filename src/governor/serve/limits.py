@@ -26,8 +26,9 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import Any
 
 from governor.serve.api_errors import ApiError
 
@@ -64,10 +65,9 @@ class Buckets:
                 )
             self._put(name, tokens - 1, now)
 
-    @contextmanager
-    def _held(self) -> Iterator[None]:
-        with self._lock:
-            yield
+    def _held(self) -> AbstractContextManager[Any]:
+        """What a take holds while it reads and writes its key's bucket."""
+        return self._lock
 
     def _get(self, name: str, now: float) -> tuple[float, float]:
         """``name``'s tokens and when they were counted (a key not kept: a full bucket now)."""
@@ -129,8 +129,11 @@ class SharedBuckets(Buckets):
             self._map.close()
             os.close(fd)
 
+    def _held(self) -> AbstractContextManager[Any]:
+        return self._file_held()
+
     @contextmanager
-    def _held(self) -> Iterator[None]:
+    def _file_held(self) -> Iterator[None]:
         with self._lock:
             deadline = time.monotonic() + SHARED_WAIT_S
             while True:
