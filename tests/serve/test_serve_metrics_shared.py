@@ -107,6 +107,7 @@ def test_the_thread_writes_the_counters_and_once_more_when_stopped(
     path = tmp_path / "metrics-3.json"
     shared.start()
     try:
+        assert read_snapshot(path).seconds_count == 0  # (written at once: the worker reports)
         _busy(metrics, ["execute", "defer"])
         deadline = time.monotonic() + 3
         while not path.exists() or read_snapshot(path).seconds_count < 2:

@@ -367,9 +367,11 @@ class SharedMetrics:
             return snapshot
 
     def start(self) -> None:
-        """Write the counters every :data:`SNAPSHOT_INTERVAL_S`, in a daemon thread."""
+        """Write the counters now (other workers' scrapes count this one from here on) and
+        every :data:`SNAPSHOT_INTERVAL_S`, in a daemon thread."""
         if self._thread is not None:
             return
+        self.write()
         self._stop.clear()
         self._thread = threading.Thread(
             target=self._run, name=f"governor-metrics-{self.worker}", daemon=True
