@@ -5,8 +5,8 @@
 release only checked text); ``POST /v1/checks`` judges a candidate (and commits it when asked)
 without an LLM call; ``GET /healthz`` says the process is alive; ``GET /readyz`` says whether the
 store is writable and the upstream reachable; ``GET /metrics`` is Prometheus text (under
-``governor serve --workers N``, every worker's counters summed: :class:`SharedMetrics`). The ``/v1``
-routes ask for a client key when keys are configured (its digest owns the sessions it names:
+``governor serve --workers N``, every worker's counters summed: :class:`SharedMetrics`). The
+``/v1`` routes ask for a client key when keys are configured (its digest owns the sessions it names:
 another key's request on the same id reaches a session of its own), count it against the key's
 limits (:class:`Limits`: messages per request, the body's time, requests and new sessions per key)
 and pass a request's ``Idempotency-Key`` to the session; the ``/admin`` routes (:mod:`.admin`: pause,
