@@ -1,12 +1,14 @@
 """``governor serve --workers N``: N processes on one port and one SQLite file. A session's
 turns, each on a new connection, are answered by both workers in turn and continue one history
-(every decision stored once, in order); a session's lock holds across processes; the memory
-store is refused."""
+(every decision stored once, in order), and a scrape of ``/metrics`` on either counts every
+worker's decisions, never fewer than the scrape before; a session's lock holds across processes;
+the memory store is refused."""
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 import subprocess
 import sys
 import time
@@ -58,6 +60,7 @@ def test_two_workers_serve_one_session_in_turn(tmp_path: Path) -> None:
                 assert r.status_code == 200, r.text
                 seen.append(r.headers["x-governor-worker"])
                 messages += [turn, r.json()["choices"][0]["message"]]
+            scraped = _scrapes(f"{base}/metrics", len(seen))
         finally:
             proc.terminate()
             assert proc.wait(30) == 0
@@ -66,6 +69,30 @@ def test_two_workers_serve_one_session_in_turn(tmp_path: Path) -> None:
     assert set(seen) == {"0", "1"}, f"answered by workers {seen}"
     history, t = check_consistent(db, "s")
     assert t == len(seen) and len(history) == 2 * t
+    totals = [total for _, total, _ in scraped]
+    assert totals == sorted(totals) and totals[-4:] == [len(seen)] * 4, scraped
+    assert {reporting for _, _, reporting in scraped} == {2}, scraped
+
+
+def _scrapes(url: str, decisions: int) -> list[tuple[str, int, int]]:
+    """Scrapes of ``url`` on new connections (worker, decisions counted, workers reporting)
+    until the decisions are all counted (the other worker's written every second), then 3 more."""
+    scraped: list[tuple[str, int, int]] = []
+    deadline = time.monotonic() + 10
+    while not scraped or scraped[-1][1] != decisions:
+        assert time.monotonic() < deadline, scraped
+        if scraped:
+            time.sleep(0.1)
+        scraped.append(_scrape(url))
+    return scraped + [_scrape(url) for _ in range(3)]
+
+
+def _scrape(url: str) -> tuple[str, int, int]:
+    r = httpx.get(url, timeout=10)
+    assert r.status_code == 200, r.text
+    total = sum(int(n) for n in re.findall(r"^governor_decisions_total\{.*\} (\d+)$", r.text, re.M))
+    reporting = re.findall(r"^governor_workers_reporting (\d+)$", r.text, re.M)
+    return r.headers["x-governor-worker"], total, int(reporting[0])
 
 
 def _hold(path: str, held: Any, release: Any) -> None:

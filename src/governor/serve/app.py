@@ -4,8 +4,9 @@
 ``POST /v1/chat/completions`` answers with the guarded reply (JSON, or Server-Sent Events that
 release only checked text); ``POST /v1/checks`` judges a candidate (and commits it when asked)
 without an LLM call; ``GET /healthz`` says the process is alive; ``GET /readyz`` says whether the
-store is writable and the upstream reachable; ``GET /metrics`` is Prometheus text. The ``/v1``
-routes ask for a client key when keys are configured (its digest owns the sessions it names:
+store is writable and the upstream reachable; ``GET /metrics`` is Prometheus text (under
+``governor serve --workers N``, every worker's counters summed: :class:`SharedMetrics`). The
+``/v1`` routes ask for a client key when keys are configured (its digest owns the sessions it names:
 another key's request on the same id reaches a session of its own), count it against the key's
 limits (:class:`Limits`: messages per request, the body's time, requests and new sessions per key)
 and pass a request's ``Idempotency-Key`` to the session; the ``/admin`` routes (:mod:`.admin`: pause,
@@ -33,9 +34,10 @@ Imports the guard's public facade, the error tree and the service's modules.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -57,7 +59,7 @@ from governor.serve.auth import KeyChecker, checked_digest
 from governor.serve.decision_log import log_decision, refused_rules
 from governor.serve.limits import Buckets, SharedBuckets
 from governor.serve.policies import POLICY_HEADER, Served, ServedPolicies
-from governor.serve.prometheus import Metrics
+from governor.serve.prometheus import Metrics, SharedMetrics
 from governor.serve.replies import Answer, FastJSONResponse, completion, governor_headers
 from governor.serve.schema import (
     BODY_TIMEOUT_S,
@@ -170,6 +172,10 @@ class Service:
         }
         """The client keys' digests a policy named here is for."""
         self.metrics = metrics or Metrics()
+        self.shared_metrics = (
+            None if shared_dir is None else SharedMetrics(self.metrics, shared_dir, worker)
+        )
+        """The counters' file among the workers' (None: one process): /metrics sums them."""
         self.limits = limits or Limits()
         self.max_body_bytes = self.limits.max_body_bytes
         lim = self.limits
@@ -382,7 +388,11 @@ class Service:
             if self.admin_key is None:
                 raise
             self.admin_key.check(authorization)
-        return PlainTextResponse(self.metrics.render(), media_type="text/plain; version=0.0.4")
+        if self.shared_metrics is None:
+            text = self.metrics.render()
+        else:  # (files read and written: off the event loop)
+            text = await asyncio.to_thread(self.shared_metrics.render)
+        return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
 
 def _say_session(headers: dict[str, str], session: str) -> None:
@@ -450,6 +460,23 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 CHAT_PATH = "/v1/chat/completions"
 
 
+def _writing(
+    shared: SharedMetrics,
+) -> Callable[[Any], contextlib.AbstractAsyncContextManager[None]]:
+    """The app's lifespan under workers: the counters written to the shared folder while it
+    serves, and once more when it stops."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        shared.start()
+        try:
+            yield
+        finally:
+            await asyncio.to_thread(shared.stop)
+
+    return lifespan
+
+
 class ServiceApp(Starlette):
     """The service's Starlette app, where ``POST /v1/chat/completions`` (the request every
     client sends) goes straight to its handler: what Starlette's layers do for it (the two
@@ -500,7 +527,8 @@ def create_app(
     digests each policy named in it is for (a policy not named: every client key's).
     ``shared_dir``: a folder the apps of one service's worker processes share (``governor serve
     --workers N``), ``worker`` this one's index among them: the keys' rate limits and session
-    quotas are kept there for all of them together."""
+    quotas are kept there for all of them together, and ``/metrics`` sums every worker's counters
+    (:class:`SharedMetrics`, written while the app's lifespan runs)."""
     limits = limits or Limits()
     if max_body_bytes is not None:
         limits = replace(limits, max_body_bytes=max_body_bytes)
@@ -536,6 +564,11 @@ def create_app(
             Route(f"{at}/reset", _safe(admin.reset), methods=["POST"]),
             Route(at, _safe(admin.show), methods=["GET"]),
         ]
-    app = ServiceApp(chat, routes=routes, exception_handlers={HTTPException: _http_error})
+    app = ServiceApp(
+        chat,
+        routes=routes,
+        exception_handlers={HTTPException: _http_error},
+        lifespan=None if service.shared_metrics is None else _writing(service.shared_metrics),
+    )
     app.state.service = service
     return app
