@@ -196,3 +196,26 @@ def test_two_workers_share_one_rate_limit(tmp_path: Path) -> None:
         upstream.stop()
     assert workers == {"0", "1"}, workers
     assert codes.count(200) == 3 and codes.count(429) == 9, codes
+
+
+def test_a_window_of_damaged_times_still_keeps_the_key_in_its_window(tmp_path: Path) -> None:
+    """Every slot a key may sit in holds another key counted at a non-finite time (a damaged
+    file): the key still takes a slot of its window, so its next take finds its spent bucket
+    (it was written outside the window, to the last slot of the file, and every take started a
+    full bucket again: no limit at all)."""
+    path = tmp_path / "b"
+    buckets = SharedBuckets(path, 1e-6, 2, "2 requests")
+    try:
+        key = next(
+            k
+            for k in (f"k{i}" for i in range(100))
+            if limits._tag(k) % limits.SHARED_SLOTS < limits.SHARED_SLOTS - limits.SHARED_PROBES
+        )
+        home = limits._tag(key) % limits.SHARED_SLOTS
+        for at in (math.nan, math.inf):
+            for k in range(limits.SHARED_PROBES):  # other keys' tags (odd, never the key's)
+                struct.pack_into("<Qdd", buckets._map, (home + k) * 24, 2 * k + 3, 1.0, at)
+            assert taken(buckets, key, 4) == 2, at
+            assert struct.unpack_from("<Q", buckets._map, (limits.SHARED_SLOTS - 1) * 24) == (0,)
+    finally:
+        buckets.close()

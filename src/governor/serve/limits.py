@@ -163,7 +163,7 @@ class SharedBuckets(Buckets):
     def _get(self, name: str, now: float) -> tuple[float, float]:
         tag = _tag(name)
         home = tag % SHARED_SLOTS
-        oldest, oldest_at = -1, math.inf
+        oldest, oldest_at = home, math.inf  # (a slot of the window, whatever the times say)
         for k in range(SHARED_PROBES):
             slot = (home + k) % SHARED_SLOTS
             found, tokens, at = _SLOT.unpack_from(self._map, slot * _SLOT.size)
@@ -175,6 +175,8 @@ class SharedBuckets(Buckets):
             if found == 0:  # (slots are never emptied: the key is not further on)
                 self._slot = slot
                 return self.burst, now
+            if not math.isfinite(at):  # (a damaged time: given away first)
+                at = -math.inf
             if at < oldest_at:
                 oldest, oldest_at = slot, at
         self._slot = oldest
