@@ -219,3 +219,17 @@ def test_a_window_of_damaged_times_still_keeps_the_key_in_its_window(tmp_path: P
             assert struct.unpack_from("<Q", buckets._map, (limits.SHARED_SLOTS - 1) * 24) == (0,)
     finally:
         buckets.close()
+
+
+def test_the_file_is_given_all_its_blocks_when_opened(tmp_path: Path) -> None:
+    """The file's blocks are all had when it is opened (a full disk is an error there), not at
+    a take's first write to a page never written: a sparse file on a full disk, or a full
+    /tmp, kills the worker (SIGBUS) in the middle of a request."""
+    path = tmp_path / "b"
+    buckets = SharedBuckets(path, 1e-6, 2, "2 requests")
+    try:
+        size = limits.SHARED_SLOTS * 24
+        assert path.stat().st_size == size
+        assert path.stat().st_blocks * 512 >= size, path.stat().st_blocks
+    finally:
+        buckets.close()

@@ -114,6 +114,8 @@ class SharedBuckets(Buckets):
         try:
             if os.fstat(fd).st_size < size:  # (every opener asks for the same size: no race)
                 os.ftruncate(fd, size)
+            if hasattr(os, "posix_fallocate"):  # every block had now: a full disk fails here,
+                os.posix_fallocate(fd, 0, size)  # not a take (SIGBUS) writing a page never had
             self._map = mmap.mmap(fd, size)
         except BaseException:
             os.close(fd)
