@@ -22,9 +22,12 @@ from fake_openai_server import API_KEY
 from serve_helpers import TOOLS_POLICY
 from test_serve_durability import EchoServer, free_port
 
-from governor.serve import limits
+from governor.errors import ConfigError
+from governor.guard import Guard
+from governor.serve import create_app, limits
 from governor.serve.api_errors import ApiError
-from governor.serve.limits import SharedBuckets
+from governor.serve.app import Limits
+from governor.serve.limits import Buckets, SharedBuckets
 
 
 def taken(buckets: SharedBuckets, key: str | None, n: int) -> int:
@@ -233,3 +236,17 @@ def test_the_file_is_given_all_its_blocks_when_opened(tmp_path: Path) -> None:
         assert path.stat().st_blocks * 512 >= size, path.stat().st_blocks
     finally:
         buckets.close()
+
+
+def test_a_rate_too_small_to_wait_for_is_refused_when_made(guard: Guard) -> None:
+    """A rate whose wait for one token is more seconds than a float holds (a subnormal rate)
+    is refused when the limit is made: it passed the check (> 0), and the take past the burst
+    failed computing Retry-After (OverflowError: a 500, not a 429). A service given a rate it
+    cannot keep says so as a configuration error, not a traceback."""
+    with pytest.raises(ValueError, match="rate"):
+        Buckets(1e-309, 1, "tiny")
+    for bad in (Limits(requests_per_s=1e-309), Limits(requests_per_s=0.0)):
+        with pytest.raises(ConfigError, match="requests a second"):
+            create_app(guard, limits=bad)
+    with pytest.raises(ConfigError, match="new sessions an hour"):
+        create_app(guard, limits=Limits(sessions_per_hour=math.nan))

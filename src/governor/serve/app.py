@@ -196,10 +196,12 @@ class Service:
 
     def _buckets(self, name: str, rate: float, burst: float, what: str) -> Buckets:
         """A limit's buckets: in this process, or in a file of the folder the workers share."""
-        if self.shared_dir is None:
-            return Buckets(rate, burst, what)
         try:
+            if self.shared_dir is None:
+                return Buckets(rate, burst, what)
             return SharedBuckets(self.shared_dir / f"{name}.buckets", rate, burst, what)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
         except OSError as exc:
             raise ConfigError(f"{what}: cannot keep the limit for every worker: {exc}") from exc
 

@@ -39,8 +39,17 @@ class Buckets:
     """Token buckets per key (see the module doc); ``what`` names the limit in a 429."""
 
     def __init__(self, rate: float, burst: float, what: str) -> None:
-        if not (math.isfinite(rate) and rate > 0 and math.isfinite(burst) and burst >= 1):
-            raise ValueError(f"{what}: expected a rate > 0 and a burst >= 1, found {rate}, {burst}")
+        if not (
+            math.isfinite(rate)
+            and rate > 0
+            and math.isfinite(1 / rate)  # (a token's wait, in Retry-After, must be a number)
+            and math.isfinite(burst)
+            and burst >= 1
+        ):
+            raise ValueError(
+                f"{what}: expected a rate > 0 whose 1/rate (a token's wait) is finite and a"
+                f" burst >= 1, found {rate}, {burst}"
+            )
         self.rate = rate
         self.burst = burst
         self.what = what
