@@ -250,3 +250,34 @@ def test_a_rate_too_small_to_wait_for_is_refused_when_made(guard: Guard) -> None
             create_app(guard, limits=bad)
     with pytest.raises(ConfigError, match="new sessions an hour"):
         create_app(guard, limits=Limits(sessions_per_hour=math.nan))
+
+
+def test_two_openers_in_one_process_hold_the_file_in_turn(tmp_path: Path) -> None:
+    """A POSIX record lock belongs to the process, not to the opener: two openers of one file in
+    one process (two apps given one folder) both had it at once, and threads taking through
+    them lost updates (more than the burst let through). While one holds the file, a take
+    through the other waits, then is refused."""
+    import threading
+
+    path = tmp_path / "b"
+    a = SharedBuckets(path, 1e-6, 3, "3 requests")
+    b = SharedBuckets(path, 1e-6, 3, "3 requests")
+    got: list[object] = []
+
+    def take() -> None:
+        try:
+            b.take("k")
+            got.append("let through")
+        except ApiError as exc:
+            got.append(exc.status)
+
+    try:
+        with a._held():
+            thread = threading.Thread(target=take)
+            thread.start()
+            thread.join(10)
+            assert got == [503], got  # not let through while the other opener held the file
+        assert taken(b, "k", 4) == 3  # and in turn once it let go
+    finally:
+        a.close()
+        b.close()

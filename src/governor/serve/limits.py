@@ -130,23 +130,27 @@ class SharedBuckets(Buckets):
             os.close(fd)
             raise
         self._fd = fd
+        self._lock = _file_lock(fd)  # (one for every opener of the file in this process)
         self._slot = -1
         """The slot of the key read last (under the hold, for the write that follows)."""
 
     def close(self) -> None:
         """Unmap and close the file (the buckets stay in it for the other processes)."""
-        fd, self._fd = self._fd, -1
-        if fd >= 0:
-            self._map.close()
-            os.close(fd)
+        with self._lock:  # (closing any descriptor of the file drops this process's lock)
+            fd, self._fd = self._fd, -1
+            if fd >= 0:
+                self._map.close()
+                os.close(fd)
 
     def _held(self) -> AbstractContextManager[Any]:
         return self._file_held()
 
     @contextmanager
     def _file_held(self) -> Iterator[None]:
-        with self._lock:
-            deadline = time.monotonic() + SHARED_WAIT_S
+        deadline = time.monotonic() + SHARED_WAIT_S
+        if not self._lock.acquire(timeout=SHARED_WAIT_S):
+            raise self._unavailable("held by another thread of this process")
+        try:
             while True:
                 try:
                     if self._fd < 0:
@@ -162,6 +166,8 @@ class SharedBuckets(Buckets):
                 yield
             finally:
                 self._fcntl.lockf(self._fd, self._fcntl.LOCK_UN)
+        finally:
+            self._lock.release()
 
     def _unavailable(self, cause: object) -> ApiError:
         return ApiError(
@@ -195,6 +201,19 @@ class SharedBuckets(Buckets):
 
     def _put(self, name: str, tokens: float, now: float) -> None:
         _SLOT.pack_into(self._map, self._slot * _SLOT.size, _tag(name), tokens, now)
+
+
+_FILE_LOCKS: dict[tuple[int, int], threading.Lock] = {}
+_FILE_LOCKS_LOCK = threading.Lock()
+
+
+def _file_lock(fd: int) -> threading.Lock:
+    """The lock of the file open as ``fd`` (its device and inode) for this process's threads: a
+    POSIX record lock belongs to the process, so two openers of one file in one process would
+    both have it at once."""
+    st = os.fstat(fd)
+    with _FILE_LOCKS_LOCK:
+        return _FILE_LOCKS.setdefault((st.st_dev, st.st_ino), threading.Lock())
 
 
 def _tag(name: str) -> int:
