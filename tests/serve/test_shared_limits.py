@@ -281,3 +281,37 @@ def test_two_openers_in_one_process_hold_the_file_in_turn(tmp_path: Path) -> Non
     finally:
         a.close()
         b.close()
+
+
+def test_a_worker_started_after_the_file_was_removed_refuses_to_start(
+    guard: Guard, tmp_path: Path
+) -> None:
+    """The parent makes the folder's files before its workers start; a worker opens them, never
+    makes them: one restarted after a file was removed (by hand, or by a cleaner of /tmp)
+    would have counted alone, every key's budget split from the other workers' (N workers: up
+    to N times the rate). It refuses to start, naming the file."""
+    lim = Limits(requests_per_s=1.0, sessions_per_hour=10.0)
+    with pytest.raises(ConfigError, match=r"requests\.buckets"):
+        create_app(guard, limits=lim, shared_dir=tmp_path)  # (the parent made none)
+    limits.make_shared_files(tmp_path)
+    app = create_app(guard, limits=lim, shared_dir=tmp_path)
+    app.state.service.requests.take("k")  # counted in the parent's file
+    (tmp_path / "requests.buckets").unlink()
+    with pytest.raises(ConfigError, match=r"requests\.buckets"):
+        create_app(guard, limits=lim, shared_dir=tmp_path)
+    assert not (tmp_path / "requests.buckets").exists()
+
+
+def test_the_parent_keeps_the_shared_folder_fresh(tmp_path: Path) -> None:
+    """A cleaner of /tmp removes what was not touched for days; the buckets are written through
+    a mapping, which changes no time on tmpfs: the parent touches the folder and its files."""
+    from governor.cli.serve import _keep_fresh
+
+    limits.make_shared_files(tmp_path)
+    old = time.time() - 30 * 86400
+    for p in [tmp_path, *tmp_path.iterdir()]:
+        os.utime(p, (old, old))
+    _keep_fresh(str(tmp_path))
+    for p in [tmp_path, *tmp_path.iterdir()]:
+        assert p.stat().st_mtime > old + 86400 and p.stat().st_atime > old + 86400, p
+    _keep_fresh(str(tmp_path / "gone"))  # a folder removed: nothing to touch, no error

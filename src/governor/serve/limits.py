@@ -102,12 +102,46 @@ SHARED_WAIT_S = 0.05
 _SLOT = struct.Struct("<Qdd")  # the key's 64-bit tag (0: empty), its tokens, when counted
 
 
+SHARED_NAMES = ("requests", "sessions")
+"""The limits a service's workers keep together, each in a file of their folder."""
+
+
+def shared_file(folder: str | Path, name: str) -> Path:
+    """The file of the limit ``name`` in the workers' ``folder``."""
+    return Path(folder) / f"{name}.buckets"
+
+
+def make_shared_files(folder: str | Path) -> None:
+    """Make the files of :data:`SHARED_NAMES` in ``folder``, every block had: done once, by the
+    process that starts the workers, before them. A worker only opens them (``create=False``):
+    one started after a file was removed would count alone, apart from the others."""
+    for name in SHARED_NAMES:
+        fd = os.open(shared_file(folder, name), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            _allocated(fd)
+        finally:
+            os.close(fd)
+
+
+def _allocated(fd: int) -> int:
+    """The size of a bucket file, which ``fd`` now has, every block had (a full disk fails
+    here, not a take writing a page never had: SIGBUS)."""
+    size = SHARED_SLOTS * _SLOT.size
+    if os.fstat(fd).st_size < size:  # (every opener asks for the same size: no race)
+        os.ftruncate(fd, size)
+    if hasattr(os, "posix_fallocate"):
+        os.posix_fallocate(fd, 0, size)
+    return size
+
+
 class SharedBuckets(Buckets):
     """:class:`Buckets` kept in the file ``path`` for every process that opens it (see the
-    module doc); created when missing. ``time.monotonic`` is the system's clock since boot on
-    Linux, one clock for all the processes."""
+    module doc); created when missing unless ``create`` is False. ``time.monotonic`` is the
+    system's clock since boot on Linux, one clock for all the processes."""
 
-    def __init__(self, path: str | Path, rate: float, burst: float, what: str) -> None:
+    def __init__(
+        self, path: str | Path, rate: float, burst: float, what: str, *, create: bool = True
+    ) -> None:
         super().__init__(rate, burst, what)
         try:
             import fcntl
@@ -118,14 +152,9 @@ class SharedBuckets(Buckets):
             ) from None
         self._fcntl = fcntl
         self.path = Path(path)
-        size = SHARED_SLOTS * _SLOT.size
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(self.path, os.O_RDWR | (os.O_CREAT if create else 0), 0o600)
         try:
-            if os.fstat(fd).st_size < size:  # (every opener asks for the same size: no race)
-                os.ftruncate(fd, size)
-            if hasattr(os, "posix_fallocate"):  # every block had now: a full disk fails here,
-                os.posix_fallocate(fd, 0, size)  # not a take (SIGBUS) writing a page never had
-            self._map = mmap.mmap(fd, size)
+            self._map = mmap.mmap(fd, _allocated(fd))
         except BaseException:
             os.close(fd)
             raise
