@@ -2,7 +2,9 @@
 --workers N`` (:class:`governor.serve.limits.SharedBuckets`): processes racing on the file take
 exactly the burst between them, a full table gives a slot to a new key, a damaged count gives
 no tokens, and a file another process holds too long refuses the request instead of waiving
-the limit."""
+the limit. Also: damaged times keep a key in its window, the file has its blocks when opened,
+openers in one process take turns, a rate whose wait overflows is refused when made, and a
+worker does not make a file removed while serving."""
 
 from __future__ import annotations
 
