@@ -2,7 +2,9 @@
 --workers N`` (:class:`governor.serve.limits.SharedBuckets`): processes racing on the file take
 exactly the burst between them, a full table gives a slot to a new key, a damaged count gives
 no tokens, and a file another process holds too long refuses the request instead of waiving
-the limit."""
+the limit. Also: damaged times keep a key in its window, the file has its blocks when opened,
+openers in one process take turns, a rate whose wait overflows is refused when made, and a
+worker does not make a file removed while serving."""
 
 from __future__ import annotations
 
@@ -22,9 +24,12 @@ from fake_openai_server import API_KEY
 from serve_helpers import TOOLS_POLICY
 from test_serve_durability import EchoServer, free_port
 
-from governor.serve import limits
+from governor.errors import ConfigError
+from governor.guard import Guard
+from governor.serve import create_app, limits
 from governor.serve.api_errors import ApiError
-from governor.serve.limits import SharedBuckets
+from governor.serve.app import Limits
+from governor.serve.limits import Buckets, SharedBuckets
 
 
 def taken(buckets: SharedBuckets, key: str | None, n: int) -> int:
@@ -196,3 +201,119 @@ def test_two_workers_share_one_rate_limit(tmp_path: Path) -> None:
         upstream.stop()
     assert workers == {"0", "1"}, workers
     assert codes.count(200) == 3 and codes.count(429) == 9, codes
+
+
+def test_a_window_of_damaged_times_still_keeps_the_key_in_its_window(tmp_path: Path) -> None:
+    """Every slot a key may sit in holds another key counted at a non-finite time (a damaged
+    file): the key still takes a slot of its window, so its next take finds its spent bucket
+    (it was written outside the window, to the last slot of the file, and every take started a
+    full bucket again: no limit at all)."""
+    path = tmp_path / "b"
+    buckets = SharedBuckets(path, 1e-6, 2, "2 requests")
+    try:
+        key = next(
+            k
+            for k in (f"k{i}" for i in range(100))
+            if limits._tag(k) % limits.SHARED_SLOTS < limits.SHARED_SLOTS - limits.SHARED_PROBES
+        )
+        home = limits._tag(key) % limits.SHARED_SLOTS
+        for at in (math.nan, math.inf):
+            for k in range(limits.SHARED_PROBES):  # other keys' tags (odd, never the key's)
+                struct.pack_into("<Qdd", buckets._map, (home + k) * 24, 2 * k + 3, 1.0, at)
+            assert taken(buckets, key, 4) == 2, at
+            assert struct.unpack_from("<Q", buckets._map, (limits.SHARED_SLOTS - 1) * 24) == (0,)
+    finally:
+        buckets.close()
+
+
+def test_the_file_is_given_all_its_blocks_when_opened(tmp_path: Path) -> None:
+    """The file's blocks are all had when it is opened (a full disk is an error there), not at
+    a take's first write to a page never written: a sparse file on a full disk, or a full
+    /tmp, kills the worker (SIGBUS) in the middle of a request."""
+    path = tmp_path / "b"
+    buckets = SharedBuckets(path, 1e-6, 2, "2 requests")
+    try:
+        size = limits.SHARED_SLOTS * 24
+        assert path.stat().st_size == size
+        assert path.stat().st_blocks * 512 >= size, path.stat().st_blocks
+    finally:
+        buckets.close()
+
+
+def test_a_rate_too_small_to_wait_for_is_refused_when_made(guard: Guard) -> None:
+    """A rate whose wait for one token is more seconds than a float holds (a subnormal rate)
+    is refused when the limit is made: it passed the check (> 0), and the take past the burst
+    failed computing Retry-After (OverflowError: a 500, not a 429). A service given a rate it
+    cannot keep says so as a configuration error, not a traceback."""
+    with pytest.raises(ValueError, match="rate"):
+        Buckets(1e-309, 1, "tiny")
+    for bad in (Limits(requests_per_s=1e-309), Limits(requests_per_s=0.0)):
+        with pytest.raises(ConfigError, match="requests a second"):
+            create_app(guard, limits=bad)
+    with pytest.raises(ConfigError, match="new sessions an hour"):
+        create_app(guard, limits=Limits(sessions_per_hour=math.nan))
+
+
+def test_two_openers_in_one_process_hold_the_file_in_turn(tmp_path: Path) -> None:
+    """A POSIX record lock belongs to the process, not to the opener: two openers of one file in
+    one process (two apps given one folder) both had it at once, and threads taking through
+    them lost updates (more than the burst let through). While one holds the file, a take
+    through the other waits, then is refused."""
+    import threading
+
+    path = tmp_path / "b"
+    a = SharedBuckets(path, 1e-6, 3, "3 requests")
+    b = SharedBuckets(path, 1e-6, 3, "3 requests")
+    got: list[object] = []
+
+    def take() -> None:
+        try:
+            b.take("k")
+            got.append("let through")
+        except ApiError as exc:
+            got.append(exc.status)
+
+    try:
+        with a._held():
+            thread = threading.Thread(target=take)
+            thread.start()
+            thread.join(10)
+            assert got == [503], got  # not let through while the other opener held the file
+        assert taken(b, "k", 4) == 3  # and in turn once it let go
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_worker_started_after_the_file_was_removed_refuses_to_start(
+    guard: Guard, tmp_path: Path
+) -> None:
+    """The parent makes the folder's files before its workers start; a worker opens them, never
+    makes them: one restarted after a file was removed (by hand, or by a cleaner of /tmp)
+    would have counted alone, every key's budget split from the other workers' (N workers: up
+    to N times the rate). It refuses to start, naming the file."""
+    lim = Limits(requests_per_s=1.0, sessions_per_hour=10.0)
+    with pytest.raises(ConfigError, match=r"requests\.buckets"):
+        create_app(guard, limits=lim, shared_dir=tmp_path)  # (the parent made none)
+    limits.make_shared_files(tmp_path)
+    app = create_app(guard, limits=lim, shared_dir=tmp_path)
+    app.state.service.requests.take("k")  # counted in the parent's file
+    (tmp_path / "requests.buckets").unlink()
+    with pytest.raises(ConfigError, match=r"requests\.buckets"):
+        create_app(guard, limits=lim, shared_dir=tmp_path)
+    assert not (tmp_path / "requests.buckets").exists()
+
+
+def test_the_parent_keeps_the_shared_folder_fresh(tmp_path: Path) -> None:
+    """A cleaner of /tmp removes what was not touched for days; the buckets are written through
+    a mapping, which changes no time on tmpfs: the parent touches the folder and its files."""
+    from governor.cli.serve import _keep_fresh
+
+    limits.make_shared_files(tmp_path)
+    old = time.time() - 30 * 86400
+    for p in [tmp_path, *tmp_path.iterdir()]:
+        os.utime(p, (old, old))
+    _keep_fresh(str(tmp_path))
+    for p in [tmp_path, *tmp_path.iterdir()]:
+        assert p.stat().st_mtime > old + 86400 and p.stat().st_atime > old + 86400, p
+    _keep_fresh(str(tmp_path / "gone"))  # a folder removed: nothing to touch, no error

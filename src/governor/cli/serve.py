@@ -23,6 +23,7 @@ workers, each building its own).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import multiprocessing
 import os
@@ -346,8 +347,16 @@ def _serve_workers(args: argparse.Namespace) -> int:
     sock = _listening(args.host, args.port, listen=not SPREAD, spread=SPREAD)
     options = {k: v for k, v in vars(args).items() if k != "handler"}
     options["port"] = sock.getsockname()[1]  # (port 0: the one the system picked)
+    from governor.serve.limits import make_shared_files
+
     # what the workers keep together (rate limits, the counters of /metrics), removed at the end
     options["worker_dir"] = shared_dir = tempfile.mkdtemp(prefix="governor-serve-")
+    try:  # (made here once: a worker only opens them)
+        make_shared_files(shared_dir)
+    except OSError as exc:
+        shutil.rmtree(shared_dir, ignore_errors=True)
+        sock.close()
+        raise ConfigError(f"--workers: cannot make the files the workers share: {exc}") from exc
     context = multiprocessing.get_context("spawn")
     stopping = False
 
@@ -367,8 +376,12 @@ def _serve_workers(args: argparse.Namespace) -> int:
         previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, reload)
     started = [0.0] * args.workers
     wait = [WORKER_RESTART_S] * args.workers
+    touched = time.monotonic()
     try:
         while not stopping:
+            if time.monotonic() - touched > KEEP_FRESH_S:
+                _keep_fresh(shared_dir)
+                touched = time.monotonic()
             for i, worker in enumerate(workers):
                 if worker is not None and worker.is_alive():
                     continue
@@ -413,6 +426,23 @@ def _serve_workers(args: argparse.Namespace) -> int:
         sock.close()
         shutil.rmtree(shared_dir, ignore_errors=True)
     return 0
+
+
+KEEP_FRESH_S = 3600.0
+"""How often the parent touches the workers' folder and its files: a cleaner of /tmp removes
+what was not touched for days, and the buckets are written through a mapping, which changes no
+time on tmpfs."""
+
+
+def _keep_fresh(folder: str) -> None:
+    """Set the times of ``folder`` and of what it holds to now (what is gone: nothing)."""
+    try:
+        entries = [entry.path for entry in os.scandir(folder)]
+    except OSError:
+        return
+    for path in [folder, *entries]:
+        with contextlib.suppress(OSError):
+            os.utime(path)
 
 
 YOUNG_OBJECTS = 10_000

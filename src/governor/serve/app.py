@@ -57,7 +57,7 @@ from governor.serve.admin import Admin, AdminKey
 from governor.serve.api_errors import ApiError, bad_request, error_response
 from governor.serve.auth import KeyChecker, checked_digest
 from governor.serve.decision_log import log_decision, refused_rules
-from governor.serve.limits import Buckets, SharedBuckets
+from governor.serve.limits import Buckets, SharedBuckets, shared_file
 from governor.serve.policies import POLICY_HEADER, Served, ServedPolicies
 from governor.serve.prometheus import Metrics, SharedMetrics
 from governor.serve.replies import Answer, FastJSONResponse, completion, governor_headers
@@ -202,10 +202,19 @@ class Service:
 
     def _buckets(self, name: str, rate: float, burst: float, what: str) -> Buckets:
         """A limit's buckets: in this process, or in a file of the folder the workers share."""
-        if self.shared_dir is None:
-            return Buckets(rate, burst, what)
         try:
-            return SharedBuckets(self.shared_dir / f"{name}.buckets", rate, burst, what)
+            if self.shared_dir is None:
+                return Buckets(rate, burst, what)
+            path = shared_file(self.shared_dir, name)
+            return SharedBuckets(path, rate, burst, what, create=False)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
+        except FileNotFoundError:
+            raise ConfigError(
+                f"{what}: expected the file {path} the workers share, made when the service"
+                " started, found none (removed since?): a worker counting alone would let each"
+                " key past the limit"
+            ) from None
         except OSError as exc:
             raise ConfigError(f"{what}: cannot keep the limit for every worker: {exc}") from exc
 
@@ -527,8 +536,10 @@ def create_app(
     digests each policy named in it is for (a policy not named: every client key's).
     ``shared_dir``: a folder the apps of one service's worker processes share (``governor serve
     --workers N``), ``worker`` this one's index among them: the keys' rate limits and session
-    quotas are kept there for all of them together, and ``/metrics`` sums every worker's counters
-    (:class:`SharedMetrics`, written while the app's lifespan runs)."""
+    quotas are kept there for all of them together, in the files
+    :func:`governor.serve.limits.make_shared_files` made there before the first worker, and
+    ``/metrics`` sums every worker's counters (:class:`SharedMetrics`, written while the app's
+    lifespan runs)."""
     limits = limits or Limits()
     if max_body_bytes is not None:
         limits = replace(limits, max_body_bytes=max_body_bytes)

@@ -39,8 +39,17 @@ class Buckets:
     """Token buckets per key (see the module doc); ``what`` names the limit in a 429."""
 
     def __init__(self, rate: float, burst: float, what: str) -> None:
-        if not (math.isfinite(rate) and rate > 0 and math.isfinite(burst) and burst >= 1):
-            raise ValueError(f"{what}: expected a rate > 0 and a burst >= 1, found {rate}, {burst}")
+        if not (
+            math.isfinite(rate)
+            and rate > 0
+            and math.isfinite(1 / rate)  # (a token's wait, in Retry-After, must be a number)
+            and math.isfinite(burst)
+            and burst >= 1
+        ):
+            raise ValueError(
+                f"{what}: expected a rate > 0 whose 1/rate (a token's wait) is finite and a"
+                f" burst >= 1, found {rate}, {burst}"
+            )
         self.rate = rate
         self.burst = burst
         self.what = what
@@ -93,12 +102,46 @@ SHARED_WAIT_S = 0.05
 _SLOT = struct.Struct("<Qdd")  # the key's 64-bit tag (0: empty), its tokens, when counted
 
 
+SHARED_NAMES = ("requests", "sessions")
+"""The limits a service's workers keep together, each in a file of their folder."""
+
+
+def shared_file(folder: str | Path, name: str) -> Path:
+    """The file of the limit ``name`` in the workers' ``folder``."""
+    return Path(folder) / f"{name}.buckets"
+
+
+def make_shared_files(folder: str | Path) -> None:
+    """Make the files of :data:`SHARED_NAMES` in ``folder``, every block had: done once, by the
+    process that starts the workers, before them. A worker only opens them (``create=False``):
+    one started after a file was removed would count alone, apart from the others."""
+    for name in SHARED_NAMES:
+        fd = os.open(shared_file(folder, name), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            _allocated(fd)
+        finally:
+            os.close(fd)
+
+
+def _allocated(fd: int) -> int:
+    """The size of a bucket file, which ``fd`` now has, every block had (a full disk fails
+    here, not a take writing a page never had: SIGBUS)."""
+    size = SHARED_SLOTS * _SLOT.size
+    if os.fstat(fd).st_size < size:  # (every opener asks for the same size: no race)
+        os.ftruncate(fd, size)
+    if hasattr(os, "posix_fallocate"):
+        os.posix_fallocate(fd, 0, size)
+    return size
+
+
 class SharedBuckets(Buckets):
     """:class:`Buckets` kept in the file ``path`` for every process that opens it (see the
-    module doc); created when missing. ``time.monotonic`` is the system's clock since boot on
-    Linux, one clock for all the processes."""
+    module doc); created when missing unless ``create`` is False. ``time.monotonic`` is the
+    system's clock since boot on Linux, one clock for all the processes."""
 
-    def __init__(self, path: str | Path, rate: float, burst: float, what: str) -> None:
+    def __init__(
+        self, path: str | Path, rate: float, burst: float, what: str, *, create: bool = True
+    ) -> None:
         super().__init__(rate, burst, what)
         try:
             import fcntl
@@ -109,33 +152,34 @@ class SharedBuckets(Buckets):
             ) from None
         self._fcntl = fcntl
         self.path = Path(path)
-        size = SHARED_SLOTS * _SLOT.size
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(self.path, os.O_RDWR | (os.O_CREAT if create else 0), 0o600)
         try:
-            if os.fstat(fd).st_size < size:  # (every opener asks for the same size: no race)
-                os.ftruncate(fd, size)
-            self._map = mmap.mmap(fd, size)
+            self._map = mmap.mmap(fd, _allocated(fd))
         except BaseException:
             os.close(fd)
             raise
         self._fd = fd
+        self._lock = _file_lock(fd)  # (one for every opener of the file in this process)
         self._slot = -1
         """The slot of the key read last (under the hold, for the write that follows)."""
 
     def close(self) -> None:
         """Unmap and close the file (the buckets stay in it for the other processes)."""
-        fd, self._fd = self._fd, -1
-        if fd >= 0:
-            self._map.close()
-            os.close(fd)
+        with self._lock:  # (closing any descriptor of the file drops this process's lock)
+            fd, self._fd = self._fd, -1
+            if fd >= 0:
+                self._map.close()
+                os.close(fd)
 
     def _held(self) -> AbstractContextManager[Any]:
         return self._file_held()
 
     @contextmanager
     def _file_held(self) -> Iterator[None]:
-        with self._lock:
-            deadline = time.monotonic() + SHARED_WAIT_S
+        deadline = time.monotonic() + SHARED_WAIT_S
+        if not self._lock.acquire(timeout=SHARED_WAIT_S):
+            raise self._unavailable("held by another thread of this process")
+        try:
             while True:
                 try:
                     if self._fd < 0:
@@ -151,6 +195,8 @@ class SharedBuckets(Buckets):
                 yield
             finally:
                 self._fcntl.lockf(self._fd, self._fcntl.LOCK_UN)
+        finally:
+            self._lock.release()
 
     def _unavailable(self, cause: object) -> ApiError:
         return ApiError(
@@ -163,7 +209,7 @@ class SharedBuckets(Buckets):
     def _get(self, name: str, now: float) -> tuple[float, float]:
         tag = _tag(name)
         home = tag % SHARED_SLOTS
-        oldest, oldest_at = -1, math.inf
+        oldest, oldest_at = home, math.inf  # (a slot of the window, whatever the times say)
         for k in range(SHARED_PROBES):
             slot = (home + k) % SHARED_SLOTS
             found, tokens, at = _SLOT.unpack_from(self._map, slot * _SLOT.size)
@@ -175,6 +221,8 @@ class SharedBuckets(Buckets):
             if found == 0:  # (slots are never emptied: the key is not further on)
                 self._slot = slot
                 return self.burst, now
+            if not math.isfinite(at):  # (a damaged time: given away first)
+                at = -math.inf
             if at < oldest_at:
                 oldest, oldest_at = slot, at
         self._slot = oldest
@@ -182,6 +230,19 @@ class SharedBuckets(Buckets):
 
     def _put(self, name: str, tokens: float, now: float) -> None:
         _SLOT.pack_into(self._map, self._slot * _SLOT.size, _tag(name), tokens, now)
+
+
+_FILE_LOCKS: dict[tuple[int, int], threading.Lock] = {}
+_FILE_LOCKS_LOCK = threading.Lock()
+
+
+def _file_lock(fd: int) -> threading.Lock:
+    """The lock of the file open as ``fd`` (its device and inode) for this process's threads: a
+    POSIX record lock belongs to the process, so two openers of one file in one process would
+    both have it at once."""
+    st = os.fstat(fd)
+    with _FILE_LOCKS_LOCK:
+        return _FILE_LOCKS.setdefault((st.st_dev, st.st_ino), threading.Lock())
 
 
 def _tag(name: str) -> int:
