@@ -100,8 +100,10 @@ def test_bench_serve_workers_measures_governor_serve_in_its_own_processes(
         # the served processes' CPU (parent and workers), not this process's
         assert r["cpu_ms_per_request"] > 0
     assert "stream" not in result and len(result["uptime"]) == 3
+    assert len(result["machine_ms"]) == 2 and all(ms > 0 for ms in result["machine_ms"])
     printed = capsys.readouterr().out
     assert "CPU ms/req" in printed and "workers" in printed and "load average" in printed
+    assert f"took {result['machine_ms'][0]:g} ms of CPU at the start" in printed
 
 
 def test_bench_serve_repeat_gives_each_cell_its_median_and_range(

@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import gc
+import math
 import os
 import statistics
 import tempfile
@@ -215,6 +216,7 @@ def run_processes(cfg: ServeBenchConfig) -> dict[str, Any]:
     )
 
     python = nemo_python(cfg.nemo_python) if cfg.compare == "nemo" else ""
+    before = machine_ms()
     rows: list[dict[str, Any]] = []
     tag = f"{time.time_ns():x}"
     with (
@@ -243,7 +245,12 @@ def run_processes(cfg: ServeBenchConfig) -> dict[str, Any]:
                                    f"{tag}-{k}", cpu=service.cpu_s, system="nemo", extra=extra)  # fmt: skip
                         rows.append(got)
     rows = repeated(rows, len(rows) // cfg.repeat)
-    return {"config": dataclasses.asdict(cfg), "rows": rows, "uptime": _load_average()}
+    return {
+        "config": dataclasses.asdict(cfg),
+        "rows": rows,
+        "uptime": _load_average(),
+        "machine_ms": [before, machine_ms()],
+    }
 
 
 SPREAD = ("added_ms_p50", "added_ms_p99", "cpu_ms_per_request", "throughput_rps")
@@ -291,6 +298,21 @@ def _warm(
         for i in range(2 * n)
     ]
     driver.drive(f"{base}/v1/chat/completions", bodies, n, warmup=len(bodies), read_answers=False)
+
+
+def machine_ms() -> float:
+    """The CPU milliseconds of a fixed piece of pure Python (a dict updated 200,000 times), the
+    best of five: a shared machine's speed of the moment. Runs measured when it differs are not
+    comparable (on the 2-core machine of ``docs/scaling.md`` one command's CPU per request has
+    moved by a quarter from one hour to the next with the same code)."""
+    best = math.inf
+    for _ in range(5):
+        start = time.process_time()
+        counts: dict[int, int] = {}
+        for i in range(200_000):
+            counts[i & 1023] = counts.get(i & 1023, 0) + i * i
+        best = min(best, time.process_time() - start)
+    return round(1000.0 * best, 1)
 
 
 def _load_average() -> list[float] | None:
@@ -427,6 +449,11 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
         )
     else:
         console.print(f"load average at the end (1, 5, 15 min): {result['uptime']}")
+        start, end = result["machine_ms"]
+        console.print(
+            f"this machine's speed: a fixed piece of Python took {start:g} ms of CPU at the start"
+            f" and {end:g} ms at the end (compare runs only where these agree)"
+        )
     if args.json is not None:
         write_json(args.json, result)
     if args.plot is not None:
