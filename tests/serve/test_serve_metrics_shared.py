@@ -41,25 +41,28 @@ def test_a_scrape_sums_every_workers_counters_by_label(tmp_path: Path) -> None:
     _busy(b, ["execute"], policy="p", seconds=0.004)
     shared_b.write()
     text = shared_a.render()
-    assert _value(text, 'governor_decisions_total{kind="execute"}') == 4
-    assert _value(text, 'governor_decisions_total{kind="fallback"}') == 1
-    assert _value(text, 'governor_decisions_total{kind="feedback"}') == 1
-    assert _value(text, "governor_interventions_total") == 2
-    assert _value(text, "governor_llm_calls_total") == 12
-    assert _value(text, "governor_llm_failed_total") == 6
-    assert _value(text, 'governor_step_seconds_bucket{le="0.005"}') == 4
-    assert _value(text, 'governor_step_seconds_bucket{le="2.5"}') == 4
-    assert _value(text, 'governor_step_seconds_bucket{le="5"}') == 6
-    assert _value(text, 'governor_step_seconds_bucket{le="+Inf"}') == 6
-    assert _value(text, "governor_step_seconds_count") == 6
-    assert _value(text, "governor_step_seconds_sum") == pytest.approx(4 * 0.004 + 2 * 3.0)
-    assert _value(text, 'governor_policy_decisions_total{policy="p",kind="execute"}') == 3
-    assert _value(text, 'governor_policy_decisions_total{policy="q",kind="execute"}') == 1
-    assert _value(text, 'governor_rule_refusals_total{policy="p",rule="no_leak"}') == 4
-    assert _value(text, 'governor_rule_refusals_total{policy="p",rule="other"}') == 4
-    assert _value(text, 'governor_rule_refusals_total{policy="q",rule="other"}') == 2
-    assert _value(text, "governor_workers_reporting") == 2
-    assert _value(text, "governor_worker_snapshots_skipped") == 0
+    expected = {
+        'governor_decisions_total{kind="execute"}': 4,
+        'governor_decisions_total{kind="fallback"}': 1,
+        'governor_decisions_total{kind="feedback"}': 1,
+        "governor_interventions_total": 2,
+        "governor_llm_calls_total": 12,
+        "governor_llm_failed_total": 6,
+        'governor_step_seconds_bucket{le="0.005"}': 4,
+        'governor_step_seconds_bucket{le="2.5"}': 4,
+        'governor_step_seconds_bucket{le="5"}': 6,
+        'governor_step_seconds_bucket{le="+Inf"}': 6,
+        "governor_step_seconds_count": 6,
+        "governor_step_seconds_sum": pytest.approx(4 * 0.004 + 2 * 3.0),
+        'governor_policy_decisions_total{policy="p",kind="execute"}': 3,
+        'governor_policy_decisions_total{policy="q",kind="execute"}': 1,
+        'governor_rule_refusals_total{policy="p",rule="no_leak"}': 4,
+        'governor_rule_refusals_total{policy="p",rule="other"}': 4,
+        'governor_rule_refusals_total{policy="q",rule="other"}': 2,
+        "governor_workers_reporting": 2,
+        "governor_worker_snapshots_skipped": 0,
+    }
+    assert {series: _value(text, series) for series in expected} == expected
     # the scrape wrote worker 0's own file: worker 1's scrape sums the same figures
     assert shared_b.render() == text
     # and only the workers' own counters are in their files, never the sum
