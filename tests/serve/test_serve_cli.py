@@ -34,7 +34,20 @@ def test_serve_builds_the_default_policy_with_the_upstream_override(
     assert guard.policy.upstream.base_url == "http://127.0.0.1:9/v1"
     assert guard.policy.upstream.model == "m1" and guard.policy.overlays_from == "smalltalk"
     assert isinstance(guard.store, MemoryStore)
-    assert "client keys not required" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "client keys not required" in out and "one shared budget" not in out
+
+
+def test_a_rate_limit_without_client_keys_is_warned_of(
+    ran: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["serve", "--store", "memory", "--rate-limit", "5", "--session-quota", "100"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "warning: --rate-limit and --session-quota without client keys" in out
+    flag = ["--api-key-hash", hashlib.sha256(b"k").hexdigest()]
+    assert main([*argv, *flag]) == 0  # with keys: each client its own budget
+    assert "one shared budget" not in capsys.readouterr().out
 
 
 def test_serve_reads_a_policy_and_client_key_digests(

@@ -604,6 +604,22 @@ def build_app(
                 markup=False,
                 soft_wrap=True,
             )
+    limited = [
+        flag
+        for flag, value in (
+            ("--rate-limit", args.rate_limit),
+            ("--session-quota", args.session_quota),
+        )
+        if value is not None
+    ]
+    if limited and not keys.enabled:
+        console.print(
+            f"  warning: {' and '.join(limited)} without client keys: every client spends from"
+            " one shared budget, so one client can use up everyone's (give each client a key:"
+            " --api-key-hash)",
+            markup=False,
+            soft_wrap=True,
+        )
     workers = f" ({args.workers} worker processes)" if args.workers > 1 else ""
     console.print(f"listening on http://{args.host}:{args.port}/v1{workers}", markup=False)
     return app
