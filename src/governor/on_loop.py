@@ -118,6 +118,19 @@ def sleep(seconds: float) -> None:
         time.sleep(seconds)
 
 
+def polled(attempt: Callable[[], bool], deadline: float) -> bool:
+    """Whether ``attempt()`` succeeded before ``deadline`` (a ``time.monotonic()`` value): tried
+    at once, then again after pauses of 0.5 ms doubling up to 20 ms, each :func:`sleep`-ed
+    (awaited on the loop inside :func:`run_on_loop`, slept elsewhere), never past ``deadline``."""
+    pause = 0.0005
+    while not attempt():
+        if time.monotonic() + pause > deadline:
+            return False
+        sleep(pause)
+        pause = min(pause * 2, 0.02)
+    return True
+
+
 def blocking(fn: Callable[..., T], *args: Any) -> T:
     """``fn(*args)``, which may wait: on a worker thread, awaited, inside :func:`run_on_loop`
     (the loop goes on meanwhile), in a copy of the calling code's context (its stage deadline,

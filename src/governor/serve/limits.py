@@ -11,7 +11,7 @@ starts full again, so a client gains at most one burst).
 with N workers it may not make N times its rate. Each take holds a lock on the file (a POSIX
 record lock, held for a few microseconds); a lock not had within :data:`SHARED_WAIT_S`, or a
 file that cannot be read, refuses the request (503): a limit that cannot be checked is not
-waived. Imports the service's errors only.
+waived. Imports the service's errors and :func:`governor.on_loop.polled` only.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
+from governor.on_loop import polled
 from governor.serve.api_errors import ApiError
 
 MAX_BUCKETS = 100_000
@@ -180,17 +181,21 @@ class SharedBuckets(Buckets):
         if not self._lock.acquire(timeout=SHARED_WAIT_S):
             raise self._unavailable("held by another thread of this process")
         try:
-            while True:
+
+            def taken() -> bool:
                 try:
                     if self._fd < 0:
                         raise OSError(errno.EBADF, "closed")
                     self._fcntl.lockf(self._fd, self._fcntl.LOCK_EX | self._fcntl.LOCK_NB)
-                    break
                 except OSError as exc:
-                    busy = exc.errno in (errno.EAGAIN, errno.EACCES)
-                    if not busy or time.monotonic() > deadline:
+                    if exc.errno not in (errno.EAGAIN, errno.EACCES):  # (not another's hold)
                         raise self._unavailable(exc) from None
-                    time.sleep(0.0002)
+                    return False
+                return True
+
+            if not polled(taken, deadline):
+                held = f"held by another process for {SHARED_WAIT_S * 1000:g} ms"
+                raise self._unavailable(held)
             try:
                 yield
             finally:

@@ -19,7 +19,7 @@ import threading
 import time
 import weakref
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,7 @@ from governor.guard.stores.base import (
     message_range,
     with_messages,
 )
-from governor.on_loop import blocking, on_loop, sleep
+from governor.on_loop import blocking, on_loop, polled
 from governor.sqlite import BACKSTOP_PAGES, CHECKPOINT_EVERY, checkpoint_soon, use_wal
 
 SCHEMA = (
@@ -301,20 +301,8 @@ def _begin_yielding(db: _Connection, timeout_s: float) -> None:
             return False
         return True
 
-    if not _polled(begun, time.monotonic() + timeout_s):
+    if not polled(begun, time.monotonic() + timeout_s):
         raise sqlite3.OperationalError(f"database is locked (waited {timeout_s:g} s)")
-
-
-def _polled(attempt: Callable[[], bool], deadline: float) -> bool:
-    """Whether ``attempt()`` succeeded before ``deadline``: tried at once, then again after
-    pauses of 0.5 ms doubling up to 20 ms (awaited on the event loop, slept elsewhere)."""
-    pause = 0.0005
-    while not attempt():
-        if time.monotonic() + pause > deadline:
-            return False
-        sleep(pause)
-        pause = min(pause * 2, 0.02)
-    return True
 
 
 class _Connection(sqlite3.Connection):
@@ -373,7 +361,7 @@ class _FileLocks:
             local.release()
 
     def _lock(self, slot: int, what: str, deadline: float) -> None:
-        """Take byte ``slot`` of the file: at once when free, else polled (:func:`_polled`)
+        """Take byte ``slot`` of the file: at once when free, else polled (:func:`governor.on_loop.polled`)
         until ``deadline``."""
         fcntl = self._fcntl
 
@@ -388,7 +376,7 @@ class _FileLocks:
                 return False
             return True
 
-        if not _polled(taken, deadline):
+        if not polled(taken, deadline):
             raise StoreError(f"session store: {what}: {self._late()}")
 
     def _same_file(self, what: str) -> None:
